@@ -1,0 +1,39 @@
+# Sluice: make test runs everything CI runs; make bench measures.
+GO ?= go
+FUZZTIME ?= 10s
+BPF_SRC := $(wildcard bpf/*.c bpf/*.h bpf/lib/*.h lab/refs/*.c)
+
+.PHONY: all build generate check-generated lint test deps bench fuzz
+
+all: build
+
+build:
+	$(GO) build ./...
+
+# bpf2go with the pinned clang-19; the objects and bindings are committed.
+generate:
+	$(GO) generate ./...
+
+check-generated: generate
+	@git diff --exit-code --stat -- '*_bpfel.go' '*_bpfel.o' || \
+		(echo "generated eBPF objects differ from the committed ones: run make generate and commit" >&2; exit 1)
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '_bpfel.go$$')); \
+		if [ -n "$$out" ]; then echo "gofmt would change: $$out" >&2; exit 1; fi
+	$(GO) vet ./...
+	clang-format-19 --dry-run -Werror $(BPF_SRC)
+
+deps:
+	./scripts/deps.sh
+
+# The whole suite, privileged tests included (they need root), then a short fuzz.
+test: deps check-generated lint
+	$(GO) test -count=1 ./...
+	$(MAKE) fuzz
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzDatapath$$' -fuzztime $(FUZZTIME) ./internal/datapath
+
+bench: deps
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./internal/datapath

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * common.h - the packet context every stage reads and writes, and the few
+ * macros they share.
+ */
+#ifndef UPF_COMMON_H
+#define UPF_COMMON_H
+
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include "../upf_types.h"
+
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+#define READ_ONCE(x) (*(volatile typeof(x) *)&(x))
+
+#define GTPU_PORT 2152
+
+/* Offsets are masked with this before use so the verifier can bound them. */
+#define UPF_OFF_MASK 0x3ff
+
+/*
+ * Everything known about the packet in flight. Offsets are from the start
+ * of the frame; pointers are re-derived after every head adjustment.
+ */
+struct upf_pkt {
+	__u32 ifindex; /* ingress device */
+	__u8 iface;    /* UPF_IF_* it arrived on */
+	__u8 src_mask; /* UPF_SRC_* bits this interface may carry */
+
+	/* outer headers (N3/N9) */
+	__u8 outer_family; /* 4 or 6 */
+	__u8 ep;	   /* local GTP-U endpoint index */
+	__u16 l3_off;	   /* first IP header */
+	__u16 inner_off;   /* IP packet carried (after GTP-U, or = l3_off) */
+	__u32 teid;	   /* network order */
+	__u8 qfi;	   /* from the PDU Session Container, 0 = none */
+
+	/* the IP packet carried: flow key for SDF matching */
+	__u8 family;
+	__u8 proto;
+	__u8 tos;
+	__u8 ttl;
+	__u16 ip_len; /* total length from its header: the volume counted */
+	__u16 sport, dport;
+	__u32 flow_label;
+	struct upf_addr src, dst;
+
+	/* decisions along the way */
+	__u32 session;
+	__u8 uplink;   /* the PDR's source is Access */
+	__u8 mark_qfi; /* QFI and RQI for the downlink PDU Session Container */
+	__u8 mark_rqi;
+	__u32 egress; /* next hop device */
+	__u8 dmac[ETH_ALEN], smac[ETH_ALEN];
+};
+
+#endif /* UPF_COMMON_H */

@@ -1,0 +1,268 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * fwd.h - routing the packet out: next hop from the kernel FIB, the inner
+ * TTL, the frame rebuilt around the IP packet (outer headers removed and/or
+ * a GTP-U tunnel pushed), and the redirect to the egress device.
+ *
+ * The next hop is looked up before anything is counted or rewritten, so a
+ * packet that cannot leave is neither counted as forwarded nor altered.
+ */
+#ifndef UPF_FWD_H
+#define UPF_FWD_H
+
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include "common.h"
+#include "csum.h"
+#include "gtpu.h"
+#include "event.h"
+
+#define AF_INET 2
+#define AF_INET6 10
+#define OUTER_TTL 64
+
+static __always_inline __u32 gtpu_hdr_len(const struct upf_pkt *p)
+{
+	return sizeof(struct gtpu_hdr) +
+	       (p->mark_qfi ? sizeof(struct gtpu_opt) + sizeof(struct gtpu_pdu_session) : 0);
+}
+
+/* Bytes in front of the IP packet once it leaves: Ethernet plus any tunnel. */
+static __always_inline __u32 fwd_hdr_len(const struct upf_pkt *p, const struct upf_far *far)
+{
+	switch (far->ohc) {
+	case UPF_OHC_GTPU_V4:
+		return ETH_HLEN + sizeof(struct iphdr) + sizeof(struct udphdr) + gtpu_hdr_len(p);
+	case UPF_OHC_GTPU_V6:
+		return ETH_HLEN + sizeof(struct ipv6hdr) + sizeof(struct udphdr) + gtpu_hdr_len(p);
+	}
+	return ETH_HLEN;
+}
+
+/* Next hop for the packet as the FAR sends it: sets p->egress and the MACs. */
+static __always_inline int fwd_lookup(struct xdp_md *ctx, struct upf_pkt *p,
+				      const struct upf_far *far)
+{
+	struct bpf_fib_lookup f = {.ifindex = p->ifindex};
+	const struct upf_addr *src = &p->src, *dst = &p->dst;
+	__u8 family = p->family;
+	int rc;
+
+	if (p->ttl <= 1)
+		return -UPF_DROP_TTL_EXPIRED;
+	f.tot_len = fwd_hdr_len(p, far) - ETH_HLEN + p->ip_len;
+	if (far->ohc) {
+		family = far->ohc == UPF_OHC_GTPU_V4 ? 4 : 6;
+		src = &far->local;
+		dst = &far->peer;
+		f.l4_protocol = IPPROTO_UDP;
+		f.sport = bpf_htons(GTPU_PORT);
+		f.dport = bpf_htons(GTPU_PORT);
+	} else {
+		f.l4_protocol = p->proto;
+		f.sport = bpf_htons(p->sport);
+		f.dport = bpf_htons(p->dport);
+	}
+	if (family == 4) {
+		f.family = AF_INET;
+		f.ipv4_src = src->a[0];
+		f.ipv4_dst = dst->a[0];
+	} else {
+		f.family = AF_INET6;
+		__builtin_memcpy(f.ipv6_src, src->a, 16);
+		__builtin_memcpy(f.ipv6_dst, dst->a, 16);
+	}
+
+	rc = bpf_fib_lookup(ctx, &f, sizeof(f), 0);
+	switch (rc) {
+	case BPF_FIB_LKUP_RET_SUCCESS:
+		p->egress = f.ifindex;
+		__builtin_memcpy(p->dmac, f.dmac, ETH_ALEN);
+		__builtin_memcpy(p->smac, f.smac, ETH_ALEN);
+		return 0;
+	case BPF_FIB_LKUP_RET_NO_NEIGH: {
+		/* f holds the gateway (or the destination) and the egress device. */
+		struct upf_addr nh = {};
+
+		if (family == 4)
+			nh.a[0] = f.ipv4_dst;
+		else
+			__builtin_memcpy(nh.a, f.ipv6_dst, 16);
+		event_send_limited(UPF_EV_NO_NEIGH, p, f.ifindex, family, &nh);
+		return -UPF_DROP_NO_NEIGH;
+	}
+	case BPF_FIB_LKUP_RET_FRAG_NEEDED:
+		return -UPF_DROP_MTU;
+	case BPF_FIB_LKUP_RET_NOT_FWDED: /* local, broadcast or multicast */
+		return p->uplink && !far->ohc ? -UPF_DROP_UE_TO_LOCAL : -UPF_DROP_NO_ROUTE;
+	}
+	return -UPF_DROP_NO_ROUTE;
+}
+
+/*
+ * Move the frame's head so that the IP packet starts at hdr_len, and cut
+ * any padding after it: one adjustment serves decapsulation, encapsulation
+ * and both at once (N9).
+ */
+static __always_inline int fwd_reframe(struct xdp_md *ctx, struct upf_pkt *p, __u32 hdr_len)
+{
+	__u32 frame = ctx->data_end - ctx->data;
+	__u32 end = p->inner_off + p->ip_len;
+
+	if (frame > end && bpf_xdp_adjust_tail(ctx, -(int)(frame - end)))
+		return -UPF_DROP_ADJUST;
+	if (bpf_xdp_adjust_head(ctx, (int)p->inner_off - (int)hdr_len))
+		return -UPF_DROP_ADJUST;
+	p->inner_off = hdr_len;
+	return 0;
+}
+
+static __always_inline void fwd_dec_ttl(struct xdp_md *ctx, struct upf_pkt *p)
+{
+	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+	void *ip = data + (p->inner_off & UPF_OFF_MASK);
+
+	if (p->family == 4) {
+		if (ip + sizeof(struct iphdr) <= end)
+			csum_ipv4_dec_ttl(ip);
+	} else if (ip + sizeof(struct ipv6hdr) <= end) {
+		((struct ipv6hdr *)ip)->hop_limit--;
+	}
+}
+
+static __always_inline void gtpu_write(struct gtpu_hdr *h, const struct upf_far *far,
+				       const struct upf_pkt *p)
+{
+	struct gtpu_opt *opt = (void *)(h + 1);
+	struct gtpu_pdu_session *psc = (void *)(opt + 1);
+
+	h->flags = GTPU_F_VERSION1 | GTPU_F_PT;
+	h->type = GTPU_G_PDU;
+	h->teid = far->teid;
+	h->len = bpf_htons(gtpu_hdr_len(p) - sizeof(*h) + p->ip_len);
+	if (!p->mark_qfi)
+		return;
+	/* 5G: DL PDU SESSION INFORMATION, PDU type 0 (TS 38.415 §5.5.2.1). */
+	h->flags |= GTPU_F_E;
+	*opt = (struct gtpu_opt){.next_ext = GTPU_EXT_PDU_SESSION};
+	*psc = (struct gtpu_pdu_session){.len = 1, .qfi = (p->mark_rqi ? 0x40 : 0) | p->mark_qfi};
+}
+
+static __always_inline void udp_write(struct udphdr *udp, __u16 len)
+{
+	udp->source = bpf_htons(GTPU_PORT);
+	udp->dest = bpf_htons(GTPU_PORT);
+	udp->len = bpf_htons(len);
+	udp->check = 0;
+}
+
+/* Outer IPv4/UDP/GTP-U; the UDP checksum is 0, as IPv4 allows. */
+static __always_inline int fwd_push_v4(void *data, void *end, const struct upf_pkt *p,
+				       const struct upf_far *far)
+{
+	struct iphdr *ip = data + ETH_HLEN;
+	struct udphdr *udp = (void *)(ip + 1);
+	struct gtpu_hdr *h = (void *)(udp + 1);
+	__u16 udp_len = sizeof(*udp) + gtpu_hdr_len(p) + p->ip_len;
+
+	/* the frame holds at least an IPv4 header after the longest GTP-U header */
+	if ((void *)(h + 1) + sizeof(struct gtpu_opt) + sizeof(struct gtpu_pdu_session) > end)
+		return -UPF_DROP_TRUNCATED;
+	*ip = (struct iphdr){
+	    .version = 4,
+	    .ihl = 5,
+	    .tos = (far->flags & UPF_FAR_F_TOS) ? far->tos : 0,
+	    .tot_len = bpf_htons(sizeof(*ip) + udp_len),
+	    .frag_off = bpf_htons(0x4000), /* DF: we never fragment */
+	    .ttl = OUTER_TTL,
+	    .protocol = IPPROTO_UDP,
+	    .saddr = far->local.a[0],
+	    .daddr = far->peer.a[0],
+	};
+	ip->check = csum_ipv4(ip);
+	udp_write(udp, udp_len);
+	gtpu_write(h, far, p);
+	return 0;
+}
+
+/* Outer IPv6/UDP/GTP-U; the caller adds the UDP checksum IPv6 requires (RFC 8200 §8.1). */
+static __always_inline int fwd_push_v6(void *data, void *end, const struct upf_pkt *p,
+				       const struct upf_far *far)
+{
+	struct ipv6hdr *ip6 = data + ETH_HLEN;
+	struct udphdr *udp = (void *)(ip6 + 1);
+	struct gtpu_hdr *h = (void *)(udp + 1);
+	__u16 udp_len = sizeof(*udp) + gtpu_hdr_len(p) + p->ip_len;
+	__u8 tc = (far->flags & UPF_FAR_F_TOS) ? far->tos : 0;
+
+	if ((void *)(h + 1) + sizeof(struct gtpu_opt) + sizeof(struct gtpu_pdu_session) > end)
+		return -UPF_DROP_TRUNCATED;
+	*ip6 = (struct ipv6hdr){
+	    .version = 6,
+	    .priority = tc >> 4,
+	    .flow_lbl = {(tc & 0x0f) << 4},
+	    .payload_len = bpf_htons(udp_len),
+	    .nexthdr = IPPROTO_UDP,
+	    .hop_limit = OUTER_TTL,
+	};
+	__builtin_memcpy(&ip6->saddr, far->local.a, 16);
+	__builtin_memcpy(&ip6->daddr, far->peer.a, 16);
+	udp_write(udp, udp_len);
+	gtpu_write(h, far, p);
+	return 0;
+}
+
+static __always_inline int fwd_udp6_check(struct xdp_md *ctx)
+{
+	__u16 check = csum_udp6(ctx, ETH_HLEN);
+	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+	struct udphdr *udp = data + ETH_HLEN + sizeof(struct ipv6hdr);
+
+	if ((void *)(udp + 1) > end || !check)
+		return -UPF_DROP_TRUNCATED;
+	udp->check = check;
+	return 0;
+}
+
+/* Rewrite the frame as the FAR sends it and hand it to the egress device. */
+static __always_inline int fwd_emit(struct xdp_md *ctx, struct upf_pkt *p,
+				    const struct upf_far *far)
+{
+	void *data, *end;
+	struct ethhdr *eth;
+	__u8 family = p->family;
+	int ret;
+
+	fwd_dec_ttl(ctx, p);
+	ret = fwd_reframe(ctx, p, fwd_hdr_len(p, far));
+	if (ret < 0)
+		return ret;
+	data = (void *)(long)ctx->data;
+	end = (void *)(long)ctx->data_end;
+	if (far->ohc == UPF_OHC_GTPU_V4) {
+		family = 4;
+		ret = fwd_push_v4(data, end, p, far);
+	} else if (far->ohc == UPF_OHC_GTPU_V6) {
+		family = 6;
+		ret = fwd_push_v6(data, end, p, far);
+		if (ret == 0)
+			ret = fwd_udp6_check(ctx);
+	}
+	if (ret < 0)
+		return ret;
+	data = (void *)(long)ctx->data;
+	end = (void *)(long)ctx->data_end;
+
+	eth = data;
+	if ((void *)(eth + 1) > end)
+		return -UPF_DROP_TRUNCATED;
+	__builtin_memcpy(eth->h_dest, p->dmac, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, p->smac, ETH_ALEN);
+	eth->h_proto = bpf_htons(family == 4 ? ETH_P_IP : ETH_P_IPV6);
+
+	ret = bpf_redirect_map(&tx_ports, p->egress, 0);
+	return ret == XDP_REDIRECT ? ret : -UPF_DROP_REDIRECT;
+}
+
+#endif /* UPF_FWD_H */

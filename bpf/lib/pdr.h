@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * pdr.h - packet detection (TS 29.244 §5.2.1): the session's PDRs in
+ * precedence order, first match wins. A PDR matches on source interface,
+ * QFI and one SDF filter; a PDR with several SDF filters arrives here as
+ * consecutive entries with the same actions.
+ */
+#ifndef UPF_PDR_H
+#define UPF_PDR_H
+
+#include "common.h"
+#include "../upf_maps.h"
+
+static __always_inline int addr_match(const struct upf_addr *a, const struct upf_addr *val,
+				      const struct upf_addr *mask)
+{
+	return ((a->a[0] & mask->a[0]) == val->a[0]) & ((a->a[1] & mask->a[1]) == val->a[1]) &
+	       ((a->a[2] & mask->a[2]) == val->a[2]) & ((a->a[3] & mask->a[3]) == val->a[3]);
+}
+
+static __always_inline int sdf_match(const struct upf_sdf *f, const struct upf_pkt *p)
+{
+	if ((f->flags & UPF_SDF_V4) && p->family != 4)
+		return 0;
+	if ((f->flags & UPF_SDF_V6) && p->family != 6)
+		return 0;
+	if ((f->flags & UPF_SDF_PROTO) && f->proto != p->proto)
+		return 0;
+	if ((f->flags & UPF_SDF_TOS) && ((p->tos & f->tos_mask) != f->tos))
+		return 0;
+	if ((f->flags & UPF_SDF_FLOW_LABEL) && f->flow_label != p->flow_label)
+		return 0;
+	if (p->sport < f->sport_lo || p->sport > f->sport_hi || p->dport < f->dport_lo ||
+	    p->dport > f->dport_hi)
+		return 0;
+	return addr_match(&p->src, &f->src, &f->src_mask) &&
+	       addr_match(&p->dst, &f->dst, &f->dst_mask);
+}
+
+static __always_inline int pdr_match(const struct upf_pdr *r, const struct upf_pkt *p)
+{
+	const struct upf_sdf *f;
+	__u32 id = r->sdf_id;
+
+	if (!(r->src_iface & p->src_mask))
+		return 0;
+	if (r->qfi && r->qfi != p->qfi)
+		return 0;
+	if (!id)
+		return 1;
+	f = bpf_map_lookup_elem(&sdfs, &id);
+	return f && sdf_match(f, p);
+}
+
+/*
+ * Index of the first PDR of a list that matches, or -1. A global function:
+ * the verifier walks the 32-entry scan once, not once per path into it.
+ */
+__noinline int pdr_list_find(const struct upf_pkt *p, __u32 list_id)
+{
+	const struct upf_pdr_list *list = bpf_map_lookup_elem(&pdr_lists, &list_id);
+
+	if (!p || !list)
+		return -1;
+	for (int i = 0; i < UPF_MAX_PDRS; i++) {
+		if (i >= list->n)
+			break;
+		if (pdr_match(&list->pdrs[i], p))
+			return i;
+	}
+	return -1;
+}
+
+/* The first PDR of the session that matches, or NULL. */
+static __always_inline const struct upf_pdr *pdr_select(const struct upf_rules *r,
+							const struct upf_pkt *p)
+{
+	const struct upf_pdr_list *list;
+	__u32 id = r->list_id;
+	int i;
+
+	if (r->n_pdrs <= 1)
+		return pdr_match(&r->pdr, p) ? &r->pdr : NULL;
+	i = pdr_list_find(p, id);
+	list = bpf_map_lookup_elem(&pdr_lists, &id);
+	if (i < 0 || i >= UPF_MAX_PDRS || !list)
+		return NULL;
+	return &list->pdrs[i];
+}
+
+/* Outer header removal: the PDR says which outer families it removes. */
+static __always_inline int pdr_ohr_ok(const struct upf_pdr *r, const struct upf_pkt *p)
+{
+	if (!r->ohr)
+		return 1;
+	return p->outer_family == 4 ? !!(r->ohr & UPF_OHR_GTPU_V4) : !!(r->ohr & UPF_OHR_GTPU_V6);
+}
+
+#endif /* UPF_PDR_H */

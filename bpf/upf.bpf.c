@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * upf.bpf.c - the entry programs of the XDP datapath.
+ *
+ * xdp_n3 and xdp_n9 take GTP-U from gNBs and peer UPFs, xdp_n6 takes IP
+ * from the data network. Each parses, finds the session and runs the one
+ * pipeline of upf_session; every packet leaves through upf_exit.
+ */
+#include <linux/bpf.h>
+#include <linux/icmpv6.h>
+
+/* Neighbour discovery message types (RFC 4861 §4). */
+#define ND_ROUTER_SOLICIT 133
+#define ND_REDIRECT 137
+#include <bpf/bpf_helpers.h>
+
+#include "upf_types.h"
+#include "upf_maps.h"
+#include "lib/common.h"
+#include "lib/parse.h"
+#include "lib/gtpu.h"
+#include "lib/pdr.h"
+#include "lib/far.h"
+#include "lib/qer.h"
+#include "lib/urr.h"
+#include "lib/fwd.h"
+#include "lib/stats.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* Local GTP-U addresses; the index is part of the uplink key (the F-TEID). */
+const volatile struct upf_gtpu_ep cfg_gtpu_eps[UPF_MAX_GTPU_EPS];
+
+static __always_inline int gtpu_ep_index(const struct ip_info *ip)
+{
+#pragma unroll
+	for (int i = 0; i < UPF_MAX_GTPU_EPS; i++) {
+		const volatile struct upf_gtpu_ep *ep = &cfg_gtpu_eps[i];
+
+		if (ep->family == ip->family && ep->addr.a[0] == ip->dst.a[0] &&
+		    ep->addr.a[1] == ip->dst.a[1] && ep->addr.a[2] == ip->dst.a[2] &&
+		    ep->addr.a[3] == ip->dst.a[3])
+			return i;
+	}
+	return -1;
+}
+
+/*
+ * Traffic that is not a session's: the kernel gets neighbour discovery and
+ * what is addressed to this host (PFCP, management); the rest is dropped.
+ */
+static __always_inline int host_or_drop(struct xdp_md *ctx, const struct ip_info *ip,
+					struct cursor *c, int reason)
+{
+	struct bpf_fib_lookup f = {.ifindex = ctx->ingress_ifindex};
+
+	if (ip->family == 6 && ip->proto == IPPROTO_ICMPV6) {
+		struct icmp6hdr *icmp = c->pos;
+
+		if ((void *)(icmp + 1) <= c->end && icmp->icmp6_type >= ND_ROUTER_SOLICIT &&
+		    icmp->icmp6_type <= ND_REDIRECT)
+			return XDP_PASS;
+	}
+	if (ip->family == 4) {
+		f.family = AF_INET;
+		f.ipv4_dst = ip->dst.a[0];
+	} else {
+		f.family = AF_INET6;
+		__builtin_memcpy(f.ipv6_dst, ip->dst.a, 16);
+	}
+	if (bpf_fib_lookup(ctx, &f, sizeof(f), 0) == BPF_FIB_LKUP_RET_NOT_FWDED)
+		return XDP_PASS;
+	return reason;
+}
+
+/* The pipeline both directions share, once the session's PDRs are known. */
+static __always_inline int upf_session(struct xdp_md *ctx, struct upf_pkt *p,
+				       const struct upf_rules *rules)
+{
+	const struct upf_pdr *pdr;
+	const struct upf_far *far = NULL;
+	int ret;
+
+	p->session = rules->session;
+	pdr = pdr_select(rules, p);
+	if (!pdr)
+		return -UPF_DROP_NO_PDR;
+	p->uplink = !!(pdr->src_iface & UPF_SRC_ACCESS);
+	if (!pdr_ohr_ok(pdr, p))
+		return -UPF_DROP_OHR_MISMATCH;
+
+	ret = far_apply(ctx, p, pdr, &far);
+	if (ret < 0)
+		return ret;
+	ret = urr_account(pdr, p, UPF_URR_MBQE);
+	if (ret < 0)
+		return ret;
+	ret = qer_apply(pdr, p);
+	if (ret < 0)
+		return ret;
+	ret = fwd_lookup(ctx, p, far);
+	if (ret < 0)
+		return ret;
+	ret = urr_account(pdr, p, 0);
+	if (ret < 0)
+		return ret;
+	return fwd_emit(ctx, p, far);
+}
+
+static __always_inline int upf_gtpu_in(struct xdp_md *ctx, struct upf_pkt *p)
+{
+	struct ip_info outer, inner;
+	struct upf_fteid_key key;
+	struct upf_rules *rules;
+	struct udphdr *udp;
+	struct cursor c;
+	__u16 proto, l4_off;
+	__u8 type;
+	int ret, ep;
+
+	cursor_init(&c, ctx);
+	ret = parse_eth(&c, &proto);
+	if (ret < 0)
+		return ret;
+	if (proto == ETH_P_ARP)
+		return XDP_PASS;
+	if (proto != ETH_P_IP && proto != ETH_P_IPV6)
+		return -UPF_DROP_UNSUPPORTED;
+	p->l3_off = cursor_off(&c);
+	ret = parse_ip(&c, &outer);
+	if (ret < 0)
+		return ret;
+	ep = gtpu_ep_index(&outer);
+	udp = c.pos;
+	if (outer.proto != IPPROTO_UDP || ep < 0 || (void *)(udp + 1) > c.end ||
+	    udp->dest != bpf_htons(GTPU_PORT))
+		return host_or_drop(ctx, &outer, &c, -UPF_DROP_NOT_LOCAL);
+	if (bpf_ntohs(udp->len) < sizeof(*udp) || (void *)udp + bpf_ntohs(udp->len) > c.end)
+		return -UPF_DROP_MALFORMED_IP;
+	p->outer_family = outer.family;
+	p->ep = ep;
+	l4_off = cursor_off(&c);
+	c.pos = udp + 1;
+
+	ret = gtpu_parse(&c, p, &type);
+	if (ret < 0)
+		return ret;
+	switch (type) {
+	case GTPU_G_PDU:
+		break;
+	case GTPU_ECHO_REQ:
+		return gtpu_echo_reply(ctx, p, l4_off);
+	case GTPU_ECHO_RESP:
+	case GTPU_ERROR_IND:
+	case GTPU_END_MARKER:
+	case GTPU_SUPP_EXT_NOTIF:
+		return XDP_PASS; /* path management: the daemon's socket on port 2152 */
+	default:
+		return -UPF_DROP_GTPU_TYPE;
+	}
+
+	ret = parse_flow(&c, p, &inner);
+	if (ret < 0)
+		return ret;
+	key = (struct upf_fteid_key){.teid = p->teid, .ep = ep};
+	rules = bpf_map_lookup_elem(&ul_teids, &key);
+	if (!rules) {
+		event_send_limited(UPF_EV_UNKNOWN_TEID, p, p->ifindex, outer.family, &outer.src);
+		return -UPF_DROP_NO_SESSION;
+	}
+	return upf_session(ctx, p, rules);
+}
+
+static __always_inline int upf_n6_in(struct xdp_md *ctx, struct upf_pkt *p)
+{
+	struct upf_rules *rules = NULL;
+	struct ip_info ip;
+	struct cursor c;
+	__u16 proto;
+	int ret;
+
+	cursor_init(&c, ctx);
+	ret = parse_eth(&c, &proto);
+	if (ret < 0)
+		return ret;
+	if (proto == ETH_P_ARP)
+		return XDP_PASS;
+	if (proto != ETH_P_IP && proto != ETH_P_IPV6)
+		return -UPF_DROP_UNSUPPORTED;
+	p->l3_off = cursor_off(&c);
+	ret = parse_flow(&c, p, &ip);
+	if (ret < 0)
+		return ret;
+	if (ip.family == 4) {
+		rules = bpf_map_lookup_elem(&dl_ue4, &ip.dst.a[0]);
+	} else {
+		struct upf_ue6_key key = {.prefixlen = 128};
+
+		__builtin_memcpy(key.addr, ip.dst.a, 16);
+		rules = bpf_map_lookup_elem(&dl_ue6, &key);
+	}
+	if (!rules)
+		return host_or_drop(ctx, &ip, &c, -UPF_DROP_NO_SESSION);
+	return upf_session(ctx, p, rules);
+}
+
+static __always_inline int upf_entry(struct xdp_md *ctx, __u8 iface, __u8 src_mask)
+{
+	struct upf_pkt p = {
+	    .ifindex = ctx->ingress_ifindex,
+	    .iface = iface,
+	    .src_mask = src_mask,
+	};
+	int ret;
+
+	stats_if(iface, ctx->data_end - ctx->data, 0);
+	ret = iface == UPF_IF_N6 ? upf_n6_in(ctx, &p) : upf_gtpu_in(ctx, &p);
+	return upf_exit(ctx, &p, ret);
+}
+
+SEC("xdp")
+int xdp_n3(struct xdp_md *ctx)
+{
+	return upf_entry(ctx, UPF_IF_N3, UPF_SRC_ACCESS);
+}
+
+/* N9 carries uplink from an intermediate UPF and downlink from a PSA. */
+SEC("xdp")
+int xdp_n9(struct xdp_md *ctx)
+{
+	return upf_entry(ctx, UPF_IF_N9, UPF_SRC_ACCESS | UPF_SRC_CORE);
+}
+
+SEC("xdp")
+int xdp_n6(struct xdp_md *ctx)
+{
+	return upf_entry(ctx, UPF_IF_N6, UPF_SRC_CORE | UPF_SRC_SGI_LAN);
+}

@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * upf_maps.h - every map of the datapath, nothing else.
+ *
+ * max_entries here are placeholders for the verifier; the loader sizes the
+ * session tables from the configured maximum number of sessions.
+ */
+#ifndef UPF_MAPS_H
+#define UPF_MAPS_H
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "upf_types.h"
+
+/* Uplink: local F-TEID -> the session's PDRs for that tunnel. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct upf_fteid_key);
+	__type(value, struct upf_rules);
+	__uint(max_entries, 1024);
+} ul_teids SEC(".maps");
+
+/* Downlink: UE IPv4 address (exact) -> the session's PDRs. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, struct upf_rules);
+	__uint(max_entries, 1024);
+} dl_ue4 SEC(".maps");
+
+/* Downlink: UE IPv6 prefix (longest match) -> the session's PDRs. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__type(key, struct upf_ue6_key);
+	__type(value, struct upf_rules);
+	__uint(max_entries, 1024);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+} dl_ue6 SEC(".maps");
+
+/* PDR lists of sessions with more than one PDR in a direction. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct upf_pdr_list);
+	__uint(max_entries, 256);
+} pdr_lists SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct upf_sdf);
+	__uint(max_entries, 1024);
+} sdfs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct upf_far);
+	__uint(max_entries, 1024);
+} fars SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct upf_qer);
+	__uint(max_entries, 1024);
+} qers SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct upf_urr);
+	__uint(max_entries, 1024);
+} urrs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct upf_usage);
+	__uint(max_entries, 1024);
+} urr_usage SEC(".maps");
+
+/* Egress devices (N3, N6, N9) for bpf_redirect_map: bulked transmit. */
+struct {
+	__uint(type, BPF_MAP_TYPE_DEVMAP_HASH);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, 8);
+} tx_ports SEC(".maps");
+
+/* Packets by XDP verdict, and dropped packets by reason. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, 8);
+} verdicts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, enum upf_drop);
+	__type(value, __u64);
+	__uint(max_entries, UPF_DROP__MAX);
+} drops SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, enum upf_iface);
+	__type(value, struct upf_if_stats);
+	__uint(max_entries, UPF_IF__MAX);
+} if_stats SEC(".maps");
+
+/* Events to user space: buffered frames, notifications, unknown TEIDs. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4 << 20);
+} events SEC(".maps");
+
+/* Per-CPU scratch: an event header plus the frame, built before output. */
+struct upf_event_buf {
+	struct upf_event ev;
+	__u8 frame[UPF_EVENT_FRAME_MAX];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct upf_event_buf);
+	__uint(max_entries, 1);
+} event_scratch SEC(".maps");
+
+/* Per-CPU time of the last event of each rate-limited type. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, enum upf_event_type);
+	__type(value, __u64);
+	__uint(max_entries, UPF_EV__MAX);
+} event_last SEC(".maps");
+
+#endif /* UPF_MAPS_H */

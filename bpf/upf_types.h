@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * upf_types.h - the contract between the XDP datapath and Go.
+ *
+ * Every map key and value, every enum shared with user space lives here and
+ * only here. bpf2go generates the Go mirror (-type ...); the layouts are
+ * explicit and padded by hand so that both sides agree without guessing.
+ * Addresses and TEIDs are kept in network byte order, ports and lengths in
+ * host order.
+ */
+#ifndef UPF_TYPES_H
+#define UPF_TYPES_H
+
+#include <linux/types.h>
+
+#define UPF_MAX_PDRS 32	   /* PDRs per session and direction */
+#define UPF_MAX_GTPU_EPS 4 /* local GTP-U addresses (N3, N9, v4 and v6) */
+#define UPF_MAX_GTPU_EXT 8 /* extension headers walked before giving up */
+#define UPF_QERS_PER_PDR 2 /* e.g. session AMBR plus flow MBR */
+#define UPF_URRS_PER_PDR 2
+#define UPF_EVENT_FRAME_MAX 2048 /* bytes of a frame copied into an event */
+
+/*
+ * Negative drop reasons. Every stage returns either an XDP action (>= 0) or
+ * one of these; the exit funnel counts both. Keep UPF_DROP__MAX last.
+ */
+enum upf_drop {
+	UPF_DROP_NONE = 0,
+	UPF_DROP_TRUNCATED,	 /* a header runs past the end of the frame */
+	UPF_DROP_MALFORMED_IP,	 /* bad version, IHL or a length that lies */
+	UPF_DROP_MALFORMED_GTPU, /* bad version/PT, a length that lies */
+	UPF_DROP_GTPU_EXT,	 /* extension header of length 0 or chain too long */
+	UPF_DROP_GTPU_TYPE,	 /* a GTP-U message type we do not handle */
+	UPF_DROP_UNSUPPORTED,	 /* EtherType or inner protocol we do not carry */
+	UPF_DROP_NOT_LOCAL,	 /* not for a session and not for this host */
+	UPF_DROP_NO_SESSION,	 /* unknown TEID or UE address */
+	UPF_DROP_NO_PDR,	 /* session found, no PDR matched */
+	UPF_DROP_OHR_MISMATCH,	 /* outer header is not what the PDR removes */
+	UPF_DROP_FAR_DROP,	 /* FAR says DROP (or has no action) */
+	UPF_DROP_FAR_MISSING,	 /* PDR names a FAR that is not installed */
+	UPF_DROP_GATE_CLOSED,	 /* QER gate closed for this direction */
+	UPF_DROP_MBR,		 /* QER maximum bit rate exceeded */
+	UPF_DROP_QUOTA,		 /* URR volume quota exhausted */
+	UPF_DROP_TTL_EXPIRED,	 /* TTL or hop limit would reach zero */
+	UPF_DROP_MTU,		 /* too large for the egress MTU */
+	UPF_DROP_NO_ROUTE,	 /* FIB has no usable route */
+	UPF_DROP_NO_NEIGH,	 /* next hop not resolved yet: user space is told */
+	UPF_DROP_UE_TO_LOCAL,	 /* a UE addressed the UPF itself */
+	UPF_DROP_REDIRECT,	 /* egress device is not a UPF interface */
+	UPF_DROP_BUFFERED,	 /* frame handed to user space for buffering */
+	UPF_DROP_EVENT_LOST,	 /* buffer or notify event did not fit the ring */
+	UPF_DROP_ADJUST,	 /* headroom/tailroom adjustment failed */
+	UPF_DROP__MAX,
+};
+
+/* Interface roles; also the index of the per-interface counters. */
+enum upf_iface {
+	UPF_IF_N3 = 0,
+	UPF_IF_N6 = 1,
+	UPF_IF_N9 = 2,
+	UPF_IF__MAX,
+};
+
+/* TS 29.244 §8.2.2 Source Interface values, as a bit each (1 << value). */
+enum upf_src_iface {
+	UPF_SRC_ACCESS = 1 << 0,
+	UPF_SRC_CORE = 1 << 1,
+	UPF_SRC_SGI_LAN = 1 << 2,
+	UPF_SRC_CP = 1 << 3,
+};
+
+/* Outer header removal, TS 29.244 §8.2.64, as the outer families accepted. */
+enum upf_ohr {
+	UPF_OHR_NONE = 0,
+	UPF_OHR_GTPU_V4 = 1 << 0, /* description 0 */
+	UPF_OHR_GTPU_V6 = 1 << 1, /* description 1 */
+				  /* description 6 (GTP-U/UDP/IP) is both bits */
+};
+
+/* FAR Apply Action bits we act on, TS 29.244 §8.2.26. */
+enum upf_far_action {
+	UPF_FAR_DROP = 1 << 0,
+	UPF_FAR_FORW = 1 << 1,
+	UPF_FAR_BUFF = 1 << 2,
+	UPF_FAR_NOCP = 1 << 3,
+	UPF_FAR_DUPL = 1 << 4,
+};
+
+/* Outer header creation, TS 29.244 §8.2.56: the encapsulations we build. */
+enum upf_ohc {
+	UPF_OHC_NONE = 0,
+	UPF_OHC_GTPU_V4 = 1,
+	UPF_OHC_GTPU_V6 = 2,
+};
+
+enum upf_far_flags {
+	UPF_FAR_F_TOS = 1 << 0, /* transport level marking present */
+};
+
+enum upf_qer_gate {
+	UPF_GATE_UL_CLOSED = 1 << 0,
+	UPF_GATE_DL_CLOSED = 1 << 1,
+};
+
+enum upf_urr_flags {
+	UPF_URR_MBQE = 1 << 0,	/* measure before QoS enforcement (§8.2.68) */
+	UPF_URR_QUOTA = 1 << 1, /* volume quota enforced */
+};
+
+enum upf_sdf_flags {
+	UPF_SDF_PROTO = 1 << 0,
+	UPF_SDF_TOS = 1 << 1,
+	UPF_SDF_FLOW_LABEL = 1 << 2,
+	UPF_SDF_V4 = 1 << 3, /* addresses are IPv4: packet must be IPv4 */
+	UPF_SDF_V6 = 1 << 4, /* addresses are IPv6: packet must be IPv6 */
+};
+
+enum upf_event_type {
+	UPF_EV_UNKNOWN_TEID = 1, /* G-PDU for no session: send Error Indication */
+	UPF_EV_BUFFER = 2,	 /* FAR BUFF: the frame follows the header */
+	UPF_EV_NOTIFY = 3,	 /* FAR NOCP without BUFF: first packet seen */
+	UPF_EV_QUOTA = 4,	 /* URR volume quota exhausted */
+	UPF_EV_NO_NEIGH = 5,	 /* resolve the next hop in peer on ifindex */
+	UPF_EV__MAX,
+};
+
+/* An IPv4 or IPv6 address; IPv4 in a[0], the rest zero. */
+struct upf_addr {
+	__u32 a[4];
+};
+
+/* Key of the uplink table: local F-TEID. */
+struct upf_fteid_key {
+	__u32 teid; /* network order */
+	__u32 ep;   /* index of the local GTP-U address it arrived on */
+};
+
+/* Key of the IPv6 downlink table (LPM trie). */
+struct upf_ue6_key {
+	__u32 prefixlen;
+	__u32 addr[4];
+};
+
+/* One packet detection rule as the datapath sees it. */
+struct upf_pdr {
+	__u32 far_id;
+	__u32 qer_id[UPF_QERS_PER_PDR]; /* 0 = none */
+	__u32 urr_id[UPF_URRS_PER_PDR]; /* 0 = none */
+	__u32 sdf_id;			/* 0 = matches any packet */
+	__u16 pdr_id;			/* the PFCP rule ID, for events */
+	__u8 src_iface;			/* one UPF_SRC_* bit */
+	__u8 qfi;			/* uplink: 0 = any QFI */
+	__u8 ohr;			/* UPF_OHR_* */
+	__u8 _pad[3];
+};
+
+/*
+ * Value of the lookup tables (uplink by F-TEID, downlink by UE address).
+ * With one PDR it is inline and no list is read: the common case costs one
+ * hash lookup. With more, list_id names an entry of pdr_lists.
+ */
+struct upf_rules {
+	__u32 session; /* datapath session index, named in events */
+	__u32 list_id; /* pdr_lists index when n_pdrs > 1 */
+	__u32 n_pdrs;
+	__u32 _pad;
+	struct upf_pdr pdr;
+};
+
+/* PDRs of one session and direction in precedence order; first match wins. */
+struct upf_pdr_list {
+	__u32 n;
+	__u32 _pad;
+	struct upf_pdr pdrs[UPF_MAX_PDRS];
+};
+
+/*
+ * SDF filter: address prefixes as value/mask pairs (v4 in word 0), port
+ * ranges inclusive in host order ({0, 65535} when absent).
+ */
+struct upf_sdf {
+	__u8 flags; /* UPF_SDF_* */
+	__u8 proto;
+	__u8 tos;
+	__u8 tos_mask;
+	__u32 flow_label; /* host order, 20 bits */
+	__u16 sport_lo, sport_hi;
+	__u16 dport_lo, dport_hi;
+	struct upf_addr src, src_mask;
+	struct upf_addr dst, dst_mask;
+};
+
+struct upf_far {
+	__u8 action; /* UPF_FAR_* */
+	__u8 ohc;    /* UPF_OHC_* */
+	__u8 tos;    /* outer DSCP/ToS octet when UPF_FAR_F_TOS */
+	__u8 flags;  /* UPF_FAR_F_* */
+	__u32 teid;  /* network order */
+	struct upf_addr peer;
+	struct upf_addr local; /* outer source address */
+};
+
+/*
+ * QoS enforcement rule. The MBR is a GCRA whose theoretical arrival times
+ * are shared by all CPUs and advanced with compare-and-swap.
+ */
+struct upf_qer {
+	__u8 gate; /* UPF_GATE_* */
+	__u8 qfi;  /* written into the downlink PDU Session Container */
+	__u8 rqi;
+	__u8 _pad[5];
+	__u64 mbr_ul; /* bit/s, 0 = unlimited */
+	__u64 mbr_dl;
+	__u64 tat_ul; /* GCRA state, in 1/64 ns; user space writes 0 */
+	__u64 tat_dl;
+};
+
+/* Usage reporting rule: configuration and the shared quota. */
+struct upf_urr {
+	__u32 flags; /* UPF_URR_* */
+	__u32 _pad;
+	__s64 quota_left; /* bytes; decremented atomically when UPF_URR_QUOTA */
+};
+
+/* Per-CPU usage of one URR; user space sums the CPUs. */
+struct upf_usage {
+	__u64 ul_pkts, ul_bytes;
+	__u64 dl_pkts, dl_bytes;
+};
+
+/* Per-CPU traffic of one interface role. */
+struct upf_if_stats {
+	__u64 rx_pkts, rx_bytes;
+	__u64 tx_pkts, tx_bytes;
+};
+
+/* Ring buffer record; for UPF_EV_BUFFER the frame's bytes follow. */
+struct upf_event {
+	__u16 type; /* UPF_EV_* */
+	__u16 len;  /* bytes of frame that follow */
+	__u16 pdr_id;
+	__u8 qfi;
+	__u8 iface; /* UPF_IF_* it arrived on */
+	__u32 session;
+	__u32 id;	  /* FAR id (BUFFER, NOTIFY) or URR id (QUOTA) */
+	__u32 teid;	  /* network order (UNKNOWN_TEID) */
+	__u32 ifindex;	  /* ingress device (egress device for NO_NEIGH) */
+	__u8 peer_family; /* 4 or 6 when peer is set */
+	__u8 _pad[3];
+	struct upf_addr peer; /* outer source (UNKNOWN_TEID), next hop (NO_NEIGH) */
+};
+
+/* A local GTP-U endpoint address, set at load time. */
+struct upf_gtpu_ep {
+	__u8 family; /* 0 = unused, 4 or 6 */
+	__u8 _pad[3];
+	struct upf_addr addr;
+};
+
+#endif /* UPF_TYPES_H */

@@ -1,0 +1,251 @@
+package datapath
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"net/netip"
+	"slices"
+
+	"github.com/cilium/ebpf"
+	"golang.org/x/sys/unix"
+)
+
+// Op is one change to the datapath's tables.
+type Op interface {
+	phase() int
+	apply(d *Datapath) error
+	String() string
+}
+
+// The order in which Apply runs operations: whatever a lookup entry will
+// point to is written before the lookup entry, and removed after it, so a
+// packet never sees a session half written.
+const (
+	phaseObjects = iota // FAR, QER, URR, SDF, PDR list slots
+	phaseLookups        // uplink and downlink entries
+	phaseUnlink         // lookup entries removed
+	phaseFree           // slots cleared
+)
+
+// Apply runs ops make-before-break. It stops at the first failure and says
+// which operation failed; undoing what was done is the caller's, who knows
+// the previous state (rules.Diff(next, prev)).
+func (d *Datapath) Apply(ops []Op) error {
+	ordered := slices.Clone(ops)
+	slices.SortStableFunc(ordered, func(a, b Op) int { return cmp.Compare(a.phase(), b.phase()) })
+	for i, op := range ordered {
+		if err := op.apply(d); err != nil {
+			return &ApplyError{Op: op, Done: i, Err: err}
+		}
+	}
+	return nil
+}
+
+// ApplyError says which operation of a batch failed and how many ran before it.
+type ApplyError struct {
+	Op   Op
+	Done int
+	Err  error
+}
+
+func (e *ApplyError) Error() string {
+	return fmt.Sprintf("%s: %v", e.Op, e.Err)
+}
+
+func (e *ApplyError) Unwrap() error { return e.Err }
+
+// ErrFull means a table has no room for another entry.
+var ErrFull = errors.New("map full")
+
+func putSlot(m *ebpf.Map, what string, id uint32, v any) error {
+	if id == 0 || id >= m.MaxEntries() {
+		return fmt.Errorf("%s slot %d out of range 1..%d: %w", what, id, m.MaxEntries()-1, ErrFull)
+	}
+	return m.Put(id, v)
+}
+
+// PutFAR writes a FAR into its slot.
+type PutFAR struct {
+	ID  uint32
+	FAR FAR
+}
+
+func (o PutFAR) phase() int     { return phaseObjects }
+func (o PutFAR) String() string { return fmt.Sprintf("install far %d", o.ID) }
+func (o PutFAR) apply(d *Datapath) error {
+	v, err := o.FAR.encode()
+	if err != nil {
+		return err
+	}
+	return putSlot(d.objs.Fars, "far", o.ID, &v)
+}
+
+// PutQER writes a QER into its slot, its rate state reset.
+type PutQER struct {
+	ID  uint32
+	QER QER
+}
+
+func (o PutQER) phase() int     { return phaseObjects }
+func (o PutQER) String() string { return fmt.Sprintf("install qer %d", o.ID) }
+func (o PutQER) apply(d *Datapath) error {
+	v := o.QER.encode()
+	return putSlot(d.objs.Qers, "qer", o.ID, &v)
+}
+
+// PutURR writes a URR into its slot. Its usage counters are left alone:
+// ResetUsage clears them when the slot is given to a new URR.
+type PutURR struct {
+	ID  uint32
+	URR URR
+}
+
+func (o PutURR) phase() int     { return phaseObjects }
+func (o PutURR) String() string { return fmt.Sprintf("install urr %d", o.ID) }
+func (o PutURR) apply(d *Datapath) error {
+	v := o.URR.encode()
+	return putSlot(d.objs.Urrs, "urr", o.ID, &v)
+}
+
+// PutSDF writes an SDF filter into its slot.
+type PutSDF struct {
+	ID  uint32
+	SDF SDF
+}
+
+func (o PutSDF) phase() int     { return phaseObjects }
+func (o PutSDF) String() string { return fmt.Sprintf("install sdf %d", o.ID) }
+func (o PutSDF) apply(d *Datapath) error {
+	v, err := o.SDF.encode()
+	if err != nil {
+		return err
+	}
+	return putSlot(d.objs.Sdfs, "sdf", o.ID, &v)
+}
+
+// PutUplink points a local F-TEID at rules (and writes their PDR list).
+type PutUplink struct {
+	Key   UplinkKey
+	Rules Rules
+}
+
+func (o PutUplink) phase() int { return phaseLookups }
+func (o PutUplink) String() string {
+	return fmt.Sprintf("install uplink teid %#x of session %#x", o.Key.TEID, o.Rules.Session)
+}
+func (o PutUplink) apply(d *Datapath) error {
+	key := bpfUpfFteidKey{Teid: beWord(o.Key.TEID), Ep: o.Key.Endpoint}
+	return d.putRules(d.objs.UlTeids, &key, o.Rules)
+}
+
+// PutDownlink points a UE address (IPv4 /32, or an IPv6 prefix) at rules.
+type PutDownlink struct {
+	UE    netip.Prefix
+	Rules Rules
+}
+
+func (o PutDownlink) phase() int { return phaseLookups }
+func (o PutDownlink) String() string {
+	return fmt.Sprintf("install downlink %s of session %#x", o.UE, o.Rules.Session)
+}
+func (o PutDownlink) apply(d *Datapath) error {
+	m, key, err := d.downlinkKey(o.UE)
+	if err != nil {
+		return err
+	}
+	return d.putRules(m, key, o.Rules)
+}
+
+// The list goes in first: a lookup entry never names a list not yet written.
+func (d *Datapath) putRules(m *ebpf.Map, key any, r Rules) error {
+	v, err := r.encode()
+	if err != nil {
+		return err
+	}
+	if len(r.PDRs) > 1 {
+		l := r.encodeList()
+		if err := putSlot(d.objs.PdrLists, "pdr list", r.ListID, &l); err != nil {
+			return err
+		}
+	}
+	if err := m.Put(key, &v); err != nil {
+		if errors.Is(err, unix.E2BIG) {
+			return fmt.Errorf("%w (%d entries)", ErrFull, m.MaxEntries())
+		}
+		return err
+	}
+	return nil
+}
+
+func (d *Datapath) downlinkKey(ue netip.Prefix) (*ebpf.Map, any, error) {
+	switch {
+	case ue.Addr().Is4() && ue.Bits() == 32:
+		k := addrWords(ue.Addr())[0]
+		return d.objs.DlUe4, &k, nil
+	case ue.Addr().Is6() && ue.Bits() > 0:
+		k := bpfUpfUe6Key{Prefixlen: uint32(ue.Bits()), Addr: addrWords(ue.Masked().Addr())}
+		return d.objs.DlUe6, &k, nil
+	}
+	return nil, nil, fmt.Errorf("ue address %s: want an IPv4 /32 or an IPv6 prefix", ue)
+}
+
+// DelUplink removes a local F-TEID's entry.
+type DelUplink struct{ Key UplinkKey }
+
+func (o DelUplink) phase() int     { return phaseUnlink }
+func (o DelUplink) String() string { return fmt.Sprintf("remove uplink teid %#x", o.Key.TEID) }
+func (o DelUplink) apply(d *Datapath) error {
+	key := bpfUpfFteidKey{Teid: beWord(o.Key.TEID), Ep: o.Key.Endpoint}
+	return ignoreMissing(d.objs.UlTeids.Delete(&key))
+}
+
+// DelDownlink removes a UE address's entry.
+type DelDownlink struct{ UE netip.Prefix }
+
+func (o DelDownlink) phase() int     { return phaseUnlink }
+func (o DelDownlink) String() string { return fmt.Sprintf("remove downlink %s", o.UE) }
+func (o DelDownlink) apply(d *Datapath) error {
+	m, key, err := d.downlinkKey(o.UE)
+	if err != nil {
+		return err
+	}
+	return ignoreMissing(m.Delete(key))
+}
+
+// Slot kinds for Free.
+type Slot uint8
+
+const (
+	SlotFAR Slot = iota
+	SlotQER
+	SlotURR
+	SlotSDF
+	SlotList
+)
+
+var slotNames = [...]string{"far", "qer", "urr", "sdf", "pdr list"}
+
+// Free clears a slot once nothing points at it any more (a cleared FAR drops).
+type Free struct {
+	Slot Slot
+	ID   uint32
+}
+
+func (o Free) phase() int     { return phaseFree }
+func (o Free) String() string { return fmt.Sprintf("free %s %d", slotNames[o.Slot], o.ID) }
+func (o Free) apply(d *Datapath) error {
+	m := map[Slot]*ebpf.Map{
+		SlotFAR: d.objs.Fars, SlotQER: d.objs.Qers, SlotURR: d.objs.Urrs,
+		SlotSDF: d.objs.Sdfs, SlotList: d.objs.PdrLists,
+	}[o.Slot]
+	zero := make([]byte, m.ValueSize())
+	return putSlot(m, slotNames[o.Slot], o.ID, zero)
+}
+
+func ignoreMissing(err error) error {
+	if errors.Is(err, ebpf.ErrKeyNotExist) {
+		return nil
+	}
+	return err
+}

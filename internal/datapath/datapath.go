@@ -1,0 +1,214 @@
+// Package datapath loads the XDP fast path, attaches it to the UPF's
+// interfaces and is the only place that reads or writes its maps.
+//
+// Callers hand it rule entries (FAR, QER, URR, SDF, PDR lists, lookups)
+// under IDs they allocate; Apply installs a batch make-before-break. Counters
+// and events come back typed. Nothing here knows PFCP.
+package datapath
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+	"github.com/cilium/ebpf/rlimit"
+)
+
+// Role is what an interface is to the UPF.
+type Role uint8
+
+const (
+	N3 Role = Role(bpfUpfIfaceUPF_IF_N3) // GTP-U from gNBs
+	N6 Role = Role(bpfUpfIfaceUPF_IF_N6) // IP to and from the data network
+	N9 Role = Role(bpfUpfIfaceUPF_IF_N9) // GTP-U from other UPFs
+)
+
+func (r Role) String() string {
+	switch r {
+	case N3:
+		return "n3"
+	case N6:
+		return "n6"
+	case N9:
+		return "n9"
+	}
+	return fmt.Sprintf("role(%d)", r)
+}
+
+// Interface names a device and its role.
+type Interface struct {
+	Name string
+	Role Role
+}
+
+// Options configure a datapath at load time.
+type Options struct {
+	Interfaces []Interface
+	// GTPUAddrs are the local GTP-U endpoints; the index of an address is the
+	// endpoint ID in UplinkKey. At most MaxGTPUEndpoints.
+	GTPUAddrs []netip.Addr
+	// MaxSessions sizes the session tables (see Sizes).
+	MaxSessions int
+	// EventInterval spaces unknown-TEID and unresolved-neighbour events per
+	// CPU; 0 means the default of 1 ms, negative disables them.
+	EventInterval time.Duration
+	// MBRBurst is how far ahead of its rate a QER may run; 0 means 5 ms.
+	MBRBurst time.Duration
+}
+
+// MaxGTPUEndpoints is how many local GTP-U addresses the datapath tells apart.
+const MaxGTPUEndpoints = 4
+
+// MaxPDRs is the number of PDRs per session and direction.
+const MaxPDRs = 32
+
+// Sizes are the capacities of the datapath's tables.
+type Sizes struct {
+	Uplink, Downlink4, Downlink6 uint32 // lookup entries
+	PDRLists                     uint32 // sessions with more than one PDR in a direction
+	SDFs, FARs, QERs, URRs       uint32 // slots; ID 0 is never used
+}
+
+// SizesFor gives table sizes for n sessions: one F-TEID and one UE address
+// each with a quarter spare, two FARs and URRs each and room to replace
+// them make-before-break, one QER, and multi-PDR lists for one in sixteen.
+func SizesFor(n int) Sizes {
+	if n < 16 {
+		n = 16
+	}
+	u := uint32(n)
+	return Sizes{
+		Uplink:    u + u/4,
+		Downlink4: u + u/4,
+		Downlink6: u + u/4,
+		PDRLists:  u/16 + 1,
+		SDFs:      u/4 + 1,
+		FARs:      2*u + u/2 + 1,
+		QERs:      u + u/4 + 1,
+		URRs:      2*u + u/2 + 1,
+	}
+}
+
+// Datapath is a loaded XDP fast path.
+type Datapath struct {
+	objs   bpfObjects
+	sizes  Sizes
+	ifaces map[Role]*net.Interface
+	links  []link.Link
+}
+
+// Load checks the options, sizes the maps and loads the programs. The
+// interfaces must exist in the caller's network namespace. Nothing is
+// attached yet.
+func Load(opts Options) (*Datapath, error) {
+	if len(opts.GTPUAddrs) > MaxGTPUEndpoints {
+		return nil, fmt.Errorf("datapath: %d GTP-U addresses, at most %d", len(opts.GTPUAddrs), MaxGTPUEndpoints)
+	}
+	ifaces := make(map[Role]*net.Interface)
+	for _, i := range opts.Interfaces {
+		dev, err := net.InterfaceByName(i.Name)
+		if err != nil {
+			return nil, fmt.Errorf("datapath: interface %s (%s): %w", i.Name, i.Role, err)
+		}
+		if _, dup := ifaces[i.Role]; dup {
+			return nil, fmt.Errorf("datapath: two interfaces for role %s", i.Role)
+		}
+		ifaces[i.Role] = dev
+	}
+
+	// Since 5.11 BPF memory is charged to the cgroup; the old rlimit only
+	// matters on older kernels, and raising it needs CAP_SYS_RESOURCE.
+	_ = rlimit.RemoveMemlock()
+
+	spec, err := loadBpf()
+	if err != nil {
+		return nil, fmt.Errorf("datapath: parse objects: %w", err)
+	}
+	sizes := SizesFor(opts.MaxSessions)
+	for name, n := range map[string]uint32{
+		"ul_teids": sizes.Uplink, "dl_ue4": sizes.Downlink4, "dl_ue6": sizes.Downlink6,
+		"pdr_lists": sizes.PDRLists, "sdfs": sizes.SDFs, "fars": sizes.FARs,
+		"qers": sizes.QERs, "urrs": sizes.URRs, "urr_usage": sizes.URRs,
+	} {
+		spec.Maps[name].MaxEntries = n
+	}
+	if err := setConstants(spec, opts, ifaces); err != nil {
+		return nil, err
+	}
+
+	d := &Datapath{sizes: sizes, ifaces: ifaces}
+	if err := spec.LoadAndAssign(&d.objs, nil); err != nil {
+		var ve *ebpf.VerifierError
+		if errors.As(err, &ve) {
+			return nil, fmt.Errorf("datapath: load: %+v", ve)
+		}
+		return nil, fmt.Errorf("datapath: load: %w", err)
+	}
+	for _, dev := range ifaces {
+		if err := d.objs.TxPorts.Put(uint32(dev.Index), uint32(dev.Index)); err != nil {
+			d.Close()
+			return nil, fmt.Errorf("datapath: add %s to tx_ports: %w", dev.Name, err)
+		}
+	}
+	return d, nil
+}
+
+func setConstants(spec *ebpf.CollectionSpec, opts Options, ifaces map[Role]*net.Interface) error {
+	var eps [MaxGTPUEndpoints]bpfUpfGtpuEp
+	for i, a := range opts.GTPUAddrs {
+		eps[i].Family = familyOf(a)
+		eps[i].Addr.A = addrWords(a)
+	}
+	var ifindex [3]uint32
+	for role, dev := range ifaces {
+		ifindex[role] = uint32(dev.Index)
+	}
+	interval := opts.EventInterval
+	switch {
+	case interval == 0:
+		interval = time.Millisecond
+	case interval < 0:
+		interval = 0
+	}
+	burst := opts.MBRBurst
+	if burst <= 0 {
+		burst = 5 * time.Millisecond
+	}
+	for name, v := range map[string]any{
+		"cfg_gtpu_eps":          eps,
+		"cfg_ifindex":           ifindex,
+		"cfg_event_interval_ns": uint64(interval.Nanoseconds()),
+		"cfg_mbr_burst_ns":      uint64(burst.Nanoseconds()),
+	} {
+		if err := spec.Variables[name].Set(v); err != nil {
+			return fmt.Errorf("datapath: set %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// Sizes reports the capacities the tables were created with.
+func (d *Datapath) Sizes() Sizes { return d.sizes }
+
+// Program is the entry program for a role, for tests and benchmarks.
+func (d *Datapath) Program(r Role) *ebpf.Program {
+	switch r {
+	case N3:
+		return d.objs.XdpN3
+	case N6:
+		return d.objs.XdpN6
+	case N9:
+		return d.objs.XdpN9
+	}
+	return nil
+}
+
+// Close detaches the programs and releases everything loaded.
+func (d *Datapath) Close() error {
+	err := d.Detach()
+	return errors.Join(err, d.objs.Close())
+}

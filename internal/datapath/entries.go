@@ -1,0 +1,253 @@
+package datapath
+
+import (
+	"fmt"
+	"net/netip"
+)
+
+// The entries below are the datapath's own model of a session's rules. IDs
+// (FAR, QER, URR, SDF, list) are slots chosen by the caller; 0 means none.
+// A slot that a lookup entry can reach is never rewritten: a changed rule
+// goes to a new slot and the lookup entry is switched to it (see Apply).
+
+// SrcIface is TS 29.244 §8.2.2 Source Interface.
+type SrcIface uint8
+
+const (
+	Access SrcIface = 0
+	Core   SrcIface = 1
+	SGiLAN SrcIface = 2
+	CPFunc SrcIface = 3
+)
+
+// OHR is which outer GTP-U/UDP/IP header a PDR removes (§8.2.64).
+type OHR uint8
+
+const (
+	OHRNone   OHR = OHR(0)
+	OHRGTPUv4 OHR = OHR(1 << 0)           // description 0
+	OHRGTPUv6 OHR = OHR(1 << 1)           // description 1
+	OHRGTPUIP OHR = OHRGTPUv4 | OHRGTPUv6 // description 6
+)
+
+// PDR is one packet detection rule. Its SDF filter, if any, is in SDFID.
+type PDR struct {
+	ID     uint16 // PFCP PDR ID, reported in events
+	Src    SrcIface
+	QFI    uint8 // uplink match, 0 = any
+	OHR    OHR
+	FARID  uint32
+	QERIDs [2]uint32
+	URRIDs [2]uint32
+	SDFID  uint32
+}
+
+func (p PDR) encode() bpfUpfPdr {
+	return bpfUpfPdr{
+		FarId:    p.FARID,
+		QerId:    p.QERIDs,
+		UrrId:    p.URRIDs,
+		SdfId:    p.SDFID,
+		PdrId:    p.ID,
+		SrcIface: 1 << p.Src,
+		Qfi:      p.QFI,
+		Ohr:      uint8(p.OHR),
+	}
+}
+
+// Rules is what a lookup entry holds: the session and its PDRs for one
+// tunnel or UE address, in precedence order. With more than one PDR they
+// live in the list slot ListID.
+type Rules struct {
+	Session uint32
+	PDRs    []PDR
+	ListID  uint32
+}
+
+func (r Rules) encode() (bpfUpfRules, error) {
+	v := bpfUpfRules{Session: r.Session, N_pdrs: uint32(len(r.PDRs)), ListId: r.ListID}
+	switch n := len(r.PDRs); {
+	case n == 0:
+		return v, fmt.Errorf("session %#x: no PDR", r.Session)
+	case n == 1:
+		v.Pdr = r.PDRs[0].encode()
+	case n > MaxPDRs:
+		return v, fmt.Errorf("session %#x: %d PDRs, at most %d", r.Session, n, MaxPDRs)
+	case r.ListID == 0:
+		return v, fmt.Errorf("session %#x: %d PDRs and no list slot", r.Session, n)
+	}
+	return v, nil
+}
+
+func (r Rules) encodeList() bpfUpfPdrList {
+	l := bpfUpfPdrList{N: uint32(len(r.PDRs))}
+	for i, p := range r.PDRs {
+		l.Pdrs[i] = p.encode()
+	}
+	return l
+}
+
+// UplinkKey finds a session by the local F-TEID a G-PDU arrived on.
+type UplinkKey struct {
+	TEID     uint32
+	Endpoint uint32 // index into Options.GTPUAddrs
+}
+
+// PortRange is inclusive; the zero value means any port.
+type PortRange struct{ Lo, Hi uint16 }
+
+func (r PortRange) bounds() (uint16, uint16) {
+	if r == (PortRange{}) {
+		return 0, 0xffff
+	}
+	return r.Lo, r.Hi
+}
+
+// SDF is one packet filter (a Flow Description and its companions).
+// Zero fields match anything: an invalid Prefix is any address.
+type SDF struct {
+	Proto     uint8 // 0 = any
+	Src, Dst  netip.Prefix
+	SrcPorts  PortRange
+	DstPorts  PortRange
+	TOS       uint8
+	TOSMask   uint8 // 0 = ToS not matched
+	FlowLabel uint32
+	MatchFlow bool // FlowLabel is matched
+}
+
+func (s SDF) encode() (bpfUpfSdf, error) {
+	var v bpfUpfSdf
+	if s.Src.IsValid() && s.Dst.IsValid() && s.Src.Addr().Is4() != s.Dst.Addr().Is4() {
+		return v, fmt.Errorf("sdf: source %s and destination %s are of different families", s.Src, s.Dst)
+	}
+	if s.Proto != 0 {
+		v.Flags |= uint8(sdfProto)
+		v.Proto = s.Proto
+	}
+	if s.TOSMask != 0 {
+		v.Flags |= uint8(sdfTOS)
+		v.Tos, v.TosMask = s.TOS&s.TOSMask, s.TOSMask
+	}
+	if s.MatchFlow {
+		v.Flags |= uint8(sdfFlowLabel)
+		v.FlowLabel = s.FlowLabel & 0xfffff
+	}
+	v.SportLo, v.SportHi = s.SrcPorts.bounds()
+	v.DportLo, v.DportHi = s.DstPorts.bounds()
+	for _, side := range []struct {
+		p          netip.Prefix
+		addr, mask *bpfUpfAddr
+	}{{s.Src, &v.Src, &v.SrcMask}, {s.Dst, &v.Dst, &v.DstMask}} {
+		if !side.p.IsValid() {
+			continue
+		}
+		p := side.p.Masked()
+		side.addr.A, side.mask.A = addrWords(p.Addr()), maskWords(p)
+		if p.Addr().Is4() {
+			v.Flags |= uint8(sdfV4)
+		} else {
+			v.Flags |= uint8(sdfV6)
+		}
+	}
+	return v, nil
+}
+
+const (
+	sdfProto     = 1 << 0
+	sdfTOS       = 1 << 1
+	sdfFlowLabel = 1 << 2
+	sdfV4        = 1 << 3
+	sdfV6        = 1 << 4
+)
+
+// Action is a FAR's Apply Action bits (§8.2.26) that the datapath acts on.
+type Action uint8
+
+const (
+	Drop Action = 1 << 0
+	Forw Action = 1 << 1
+	Buff Action = 1 << 2
+	Nocp Action = 1 << 3
+	Dupl Action = 1 << 4
+)
+
+// FAR is a forwarding action. With Peer valid, a GTP-U header is pushed
+// toward Peer with TEID, from Local (which must be of the same family).
+type FAR struct {
+	Action Action
+	TEID   uint32
+	Peer   netip.Addr
+	Local  netip.Addr
+	TOS    uint8 // transport level marking (DSCP << 2)
+	HasTOS bool
+}
+
+func (f FAR) encode() (bpfUpfFar, error) {
+	v := bpfUpfFar{Action: uint8(f.Action)}
+	if f.Peer.IsValid() {
+		if !f.Local.IsValid() || f.Local.Is4() != f.Peer.Is4() {
+			return v, fmt.Errorf("far: outer source %v does not match peer %v", f.Local, f.Peer)
+		}
+		v.Ohc = ohcGTPUv4
+		if f.Peer.Is6() {
+			v.Ohc = ohcGTPUv6
+		}
+		v.Teid = beWord(f.TEID)
+		v.Peer.A = addrWords(f.Peer)
+		v.Local.A = addrWords(f.Local)
+	}
+	if f.HasTOS {
+		v.Flags |= farTOS
+		v.Tos = f.TOS
+	}
+	return v, nil
+}
+
+const (
+	ohcGTPUv4 = 1
+	ohcGTPUv6 = 2
+	farTOS    = 1 << 0
+)
+
+// QER is a QoS enforcement rule. MBRs are in bit/s, 0 = unlimited.
+type QER struct {
+	ULClosed, DLClosed bool
+	MBRUplink          uint64
+	MBRDownlink        uint64
+	QFI                uint8 // marked on downlink G-PDUs
+	RQI                bool
+}
+
+func (q QER) encode() bpfUpfQer {
+	v := bpfUpfQer{MbrUl: q.MBRUplink, MbrDl: q.MBRDownlink, Qfi: q.QFI & 0x3f}
+	if q.ULClosed {
+		v.Gate |= 1 << 0
+	}
+	if q.DLClosed {
+		v.Gate |= 1 << 1
+	}
+	if q.RQI {
+		v.Rqi = 1
+	}
+	return v
+}
+
+// URR is a usage reporting rule's datapath part.
+type URR struct {
+	MBQE     bool   // measure before QoS enforcement
+	Quota    uint64 // volume quota in bytes, if HasQuota
+	HasQuota bool
+}
+
+func (u URR) encode() bpfUpfUrr {
+	var v bpfUpfUrr
+	if u.MBQE {
+		v.Flags |= 1 << 0
+	}
+	if u.HasQuota {
+		v.Flags |= 1 << 1
+		v.QuotaLeft = int64(min(u.Quota, 1<<62))
+	}
+	return v
+}

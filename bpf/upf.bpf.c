@@ -9,9 +9,12 @@
 #include <linux/bpf.h>
 #include <linux/icmpv6.h>
 
-/* Neighbour discovery message types (RFC 4861 §4). */
+/* Neighbour discovery (RFC 4861 §4) and multicast listener (RFC 2710, 3810) types. */
+#define MLD_QUERY 130
+#define MLD_DONE 132
 #define ND_ROUTER_SOLICIT 133
 #define ND_REDIRECT 137
+#define MLD2_REPORT 143
 #include <bpf/bpf_helpers.h>
 
 #include "upf_types.h"
@@ -47,30 +50,21 @@ static __always_inline int gtpu_ep_index(const struct ip_info *ip)
 
 /*
  * Traffic that is not a session's: the kernel gets neighbour discovery and
- * what is addressed to this host (PFCP, management); the rest is dropped.
+ * MLD, and what is addressed to this host (PFCP, management); the rest is
+ * dropped.
  */
-static __always_inline int host_or_drop(struct xdp_md *ctx, const struct ip_info *ip,
-					struct cursor *c, int reason)
+static __always_inline int host_or_drop(const struct ip_info *ip, struct cursor *c, int reason)
 {
-	struct bpf_fib_lookup f = {.ifindex = ctx->ingress_ifindex};
-
 	if (ip->family == 6 && ip->proto == IPPROTO_ICMPV6) {
 		struct icmp6hdr *icmp = c->pos;
 
-		if ((void *)(icmp + 1) <= c->end && icmp->icmp6_type >= ND_ROUTER_SOLICIT &&
-		    icmp->icmp6_type <= ND_REDIRECT)
+		if ((void *)(icmp + 1) <= c->end &&
+		    ((icmp->icmp6_type >= ND_ROUTER_SOLICIT && icmp->icmp6_type <= ND_REDIRECT) ||
+		     (icmp->icmp6_type >= MLD_QUERY && icmp->icmp6_type <= MLD_DONE) ||
+		     icmp->icmp6_type == MLD2_REPORT))
 			return XDP_PASS;
 	}
-	if (ip->family == 4) {
-		f.family = AF_INET;
-		f.ipv4_dst = ip->dst.a[0];
-	} else {
-		f.family = AF_INET6;
-		__builtin_memcpy(f.ipv6_dst, ip->dst.a, 16);
-	}
-	if (bpf_fib_lookup(ctx, &f, sizeof(f), 0) == BPF_FIB_LKUP_RET_NOT_FWDED)
-		return XDP_PASS;
-	return reason;
+	return addr_is_local(ip->family, &ip->dst) ? XDP_PASS : reason;
 }
 
 /* The pipeline both directions share, once the session's PDRs are known. */
@@ -134,8 +128,8 @@ static __always_inline int upf_gtpu_in(struct xdp_md *ctx, struct upf_pkt *p)
 	udp = c.pos;
 	if (outer.proto != IPPROTO_UDP || ep < 0 || (void *)(udp + 1) > c.end ||
 	    udp->dest != bpf_htons(GTPU_PORT))
-		return host_or_drop(ctx, &outer, &c, -UPF_DROP_NOT_LOCAL);
-	if (bpf_ntohs(udp->len) < sizeof(*udp) || (void *)udp + bpf_ntohs(udp->len) > c.end)
+		return host_or_drop(&outer, &c, -UPF_DROP_NOT_LOCAL);
+	if (bpf_ntohs(udp->len) < sizeof(*udp) || cursor_narrow(&c, udp, bpf_ntohs(udp->len)))
 		return -UPF_DROP_MALFORMED_IP;
 	p->outer_family = outer.family;
 	p->ep = ep;
@@ -200,7 +194,7 @@ static __always_inline int upf_n6_in(struct xdp_md *ctx, struct upf_pkt *p)
 		rules = bpf_map_lookup_elem(&dl_ue6, &key);
 	}
 	if (!rules)
-		return host_or_drop(ctx, &ip, &c, -UPF_DROP_NO_SESSION);
+		return host_or_drop(&ip, &c, -UPF_DROP_NO_SESSION);
 	return upf_session(ctx, p, rules);
 }
 

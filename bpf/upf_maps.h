@@ -80,6 +80,17 @@ struct {
 	__uint(max_entries, 1024);
 } urr_usage SEC(".maps");
 
+/*
+ * Addresses of this host (IPv4 as ::ffff:a.b.c.d): traffic to them is the
+ * kernel's, and a UE may not reach them. Filled and kept by user space.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct upf_addr);
+	__type(value, __u8);
+	__uint(max_entries, 256);
+} local_addrs SEC(".maps");
+
 /* Egress devices (N3, N6, N9) for bpf_redirect_map: bulked transmit. */
 struct {
 	__uint(type, BPF_MAP_TYPE_DEVMAP_HASH);

@@ -11,6 +11,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 #include "../upf_types.h"
+#include "../upf_maps.h"
 
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -56,5 +57,15 @@ struct upf_pkt {
 	__u32 egress; /* next hop device */
 	__u8 dmac[ETH_ALEN], smac[ETH_ALEN];
 };
+
+/* Is addr one of this host's? IPv4 is looked up in its IPv4-mapped form. */
+static __always_inline int addr_is_local(__u8 family, const struct upf_addr *addr)
+{
+	struct upf_addr key = *addr;
+
+	if (family == 4)
+		key = (struct upf_addr){.a = {0, 0, bpf_htonl(0xffff), addr->a[0]}};
+	return bpf_map_lookup_elem(&local_addrs, &key) != NULL;
+}
 
 #endif /* UPF_COMMON_H */

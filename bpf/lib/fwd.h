@@ -94,8 +94,10 @@ static __always_inline int fwd_lookup(struct xdp_md *ctx, struct upf_pkt *p,
 	}
 	case BPF_FIB_LKUP_RET_FRAG_NEEDED:
 		return -UPF_DROP_MTU;
-	case BPF_FIB_LKUP_RET_NOT_FWDED: /* local, broadcast or multicast */
-		return p->uplink && !far->ohc ? -UPF_DROP_UE_TO_LOCAL : -UPF_DROP_NO_ROUTE;
+	case BPF_FIB_LKUP_RET_NOT_FWDED: /* local, broadcast, multicast, or no route */
+		if (p->uplink && !far->ohc && addr_is_local(family, dst))
+			return -UPF_DROP_UE_TO_LOCAL;
+		return -UPF_DROP_NO_ROUTE;
 	}
 	return -UPF_DROP_NO_ROUTE;
 }

@@ -66,7 +66,7 @@ static __always_inline int gtpu_parse(struct cursor *c, struct upf_pkt *p, __u8 
 		return -UPF_DROP_TRUNCATED;
 	if ((h->flags & 0xf0) != (GTPU_F_VERSION1 | GTPU_F_PT))
 		return -UPF_DROP_MALFORMED_GTPU;
-	if ((void *)(h + 1) + bpf_ntohs(h->len) > c->end)
+	if (cursor_narrow(c, h + 1, bpf_ntohs(h->len)))
 		return -UPF_DROP_MALFORMED_GTPU;
 	*type = h->type;
 	p->teid = h->teid;
@@ -76,7 +76,7 @@ static __always_inline int gtpu_parse(struct cursor *c, struct upf_pkt *p, __u8 
 		return 0;
 
 	opt = c->pos;
-	if ((void *)(opt + 1) > c->end)
+	if ((void *)(opt + 1) > c->end || (void *)(opt + 1) > c->limit)
 		return -UPF_DROP_TRUNCATED;
 	c->pos = opt + 1;
 	next = (h->flags & GTPU_F_E) ? opt->next_ext : 0;
@@ -89,7 +89,7 @@ static __always_inline int gtpu_parse(struct cursor *c, struct upf_pkt *p, __u8 
 		if (!next)
 			return 0;
 		/* every extension is a multiple of 4 octets, and at least one */
-		if ((void *)(ext + 4) > c->end)
+		if ((void *)(ext + 4) > c->end || (void *)(ext + 4) > c->limit)
 			return -UPF_DROP_TRUNCATED;
 		elen = (__u32)ext[0] * 4;
 		if (!elen)
@@ -98,7 +98,7 @@ static __always_inline int gtpu_parse(struct cursor *c, struct upf_pkt *p, __u8 
 		if (next == GTPU_EXT_PDU_SESSION)
 			p->qfi = ext[2] & 0x3f;
 		last = ext + elen - 1;
-		if ((void *)(last + 1) > c->end)
+		if ((void *)(last + 1) > c->end || (void *)(last + 1) > c->limit)
 			return -UPF_DROP_TRUNCATED;
 		next = *last;
 		c->pos = last + 1;

@@ -5,6 +5,11 @@
  * Contract: each parser takes a cursor, checks that its header fits before
  * reading it, advances the cursor past it and returns 0 or a negative
  * UPF_DROP_* reason. Nothing is written to the packet.
+ *
+ * A cursor has two ends: end is the frame's, which the verifier needs for
+ * every read; limit is where the enclosing header says its payload stops
+ * (IP total length, UDP length, GTP-U length), so that padding after a
+ * message is never parsed as part of it.
  */
 #ifndef UPF_PARSE_H
 #define UPF_PARSE_H
@@ -19,6 +24,7 @@ struct cursor {
 	void *pos;
 	void *start;
 	void *end;
+	void *limit;
 };
 
 static __always_inline void cursor_init(struct cursor *c, struct xdp_md *ctx)
@@ -26,6 +32,16 @@ static __always_inline void cursor_init(struct cursor *c, struct xdp_md *ctx)
 	c->start = (void *)(long)ctx->data;
 	c->pos = c->start;
 	c->end = (void *)(long)ctx->data_end;
+	c->limit = c->end;
+}
+
+/* A header at from says its message is n bytes: narrow the limit, or 1 if that lies. */
+static __always_inline int cursor_narrow(struct cursor *c, void *from, __u32 n)
+{
+	if (from + n > c->limit)
+		return 1;
+	c->limit = from + n;
+	return 0;
 }
 
 static __always_inline __u16 cursor_off(const struct cursor *c)
@@ -79,7 +95,7 @@ static __always_inline int parse_ipv4(struct cursor *c, struct ip_info *ip)
 	if (h->version != 4 || hlen < sizeof(*h))
 		return -UPF_DROP_MALFORMED_IP;
 	ip->len = bpf_ntohs(h->tot_len);
-	if (ip->len < hlen || c->pos + ip->len > c->end)
+	if (ip->len < hlen || cursor_narrow(c, h, ip->len))
 		return -UPF_DROP_MALFORMED_IP;
 	ip->family = 4;
 	ip->proto = h->protocol;
@@ -105,7 +121,7 @@ static __always_inline int parse_ipv6(struct cursor *c, struct ip_info *ip)
 	if (h->version != 6)
 		return -UPF_DROP_MALFORMED_IP;
 	ip->len = sizeof(*h) + bpf_ntohs(h->payload_len);
-	if (c->pos + ip->len > c->end)
+	if (cursor_narrow(c, h, ip->len))
 		return -UPF_DROP_MALFORMED_IP;
 	ip->family = 6;
 	ip->proto = h->nexthdr;
@@ -144,7 +160,7 @@ static __always_inline int parse_ports(struct cursor *c, __u8 proto, __u16 *spor
 	*dport = 0;
 	if (proto != IPPROTO_TCP && proto != IPPROTO_UDP && proto != IPPROTO_SCTP)
 		return 0;
-	if ((void *)(ports + 2) > c->end)
+	if ((void *)(ports + 2) > c->end || (void *)(ports + 2) > c->limit)
 		return -UPF_DROP_TRUNCATED;
 	*sport = bpf_ntohs(ports[0]);
 	*dport = bpf_ntohs(ports[1]);

@@ -88,12 +88,20 @@ static __always_inline const struct upf_pdr *pdr_select(const struct upf_rules *
 	return &list->pdrs[i];
 }
 
-/* Outer header removal: the PDR says which outer families it removes. */
+/*
+ * Outer header removal: a G-PDU's PDR must remove the tunnel it arrived in
+ * (the datapath forwards the inner packet, re-encapsulated or not), and a
+ * packet from N6 has no outer header to remove.
+ */
 static __always_inline int pdr_ohr_ok(const struct upf_pdr *r, const struct upf_pkt *p)
 {
-	if (!r->ohr)
-		return 1;
-	return p->outer_family == 4 ? !!(r->ohr & UPF_OHR_GTPU_V4) : !!(r->ohr & UPF_OHR_GTPU_V6);
+	switch (p->outer_family) {
+	case 4:
+		return !!(r->ohr & UPF_OHR_GTPU_V4);
+	case 6:
+		return !!(r->ohr & UPF_OHR_GTPU_V6);
+	}
+	return r->ohr == UPF_OHR_NONE;
 }
 
 #endif /* UPF_PDR_H */

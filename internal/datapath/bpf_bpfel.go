@@ -217,6 +217,7 @@ const (
 	bpfMapEvents             = "events"
 	bpfMapFars               = "fars"
 	bpfMapIfStats            = "if_stats"
+	bpfMapLocalAddrs         = "local_addrs"
 	bpfMapPdrLists           = "pdr_lists"
 	bpfMapQers               = "qers"
 	bpfMapSdfs               = "sdfs"
@@ -293,6 +294,7 @@ type bpfMapSpecs struct {
 	Events       *ebpf.MapSpec `ebpf:"events"`
 	Fars         *ebpf.MapSpec `ebpf:"fars"`
 	IfStats      *ebpf.MapSpec `ebpf:"if_stats"`
+	LocalAddrs   *ebpf.MapSpec `ebpf:"local_addrs"`
 	PdrLists     *ebpf.MapSpec `ebpf:"pdr_lists"`
 	Qers         *ebpf.MapSpec `ebpf:"qers"`
 	Sdfs         *ebpf.MapSpec `ebpf:"sdfs"`
@@ -341,6 +343,7 @@ type bpfMaps struct {
 	Events       *ebpf.Map `ebpf:"events"`
 	Fars         *ebpf.Map `ebpf:"fars"`
 	IfStats      *ebpf.Map `ebpf:"if_stats"`
+	LocalAddrs   *ebpf.Map `ebpf:"local_addrs"`
 	PdrLists     *ebpf.Map `ebpf:"pdr_lists"`
 	Qers         *ebpf.Map `ebpf:"qers"`
 	Sdfs         *ebpf.Map `ebpf:"sdfs"`
@@ -361,6 +364,7 @@ func (m *bpfMaps) Close() error {
 		m.Events,
 		m.Fars,
 		m.IfStats,
+		m.LocalAddrs,
 		m.PdrLists,
 		m.Qers,
 		m.Sdfs,

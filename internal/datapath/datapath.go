@@ -154,7 +154,46 @@ func Load(opts Options) (*Datapath, error) {
 			return nil, fmt.Errorf("datapath: add %s to tx_ports: %w", dev.Name, err)
 		}
 	}
+	if err := d.SyncLocalAddrs(); err != nil {
+		d.Close()
+		return nil, err
+	}
 	return d, nil
+}
+
+// SyncLocalAddrs tells the datapath which addresses are this host's, from
+// the interfaces of the current network namespace: traffic to them goes to
+// the kernel, and UEs may not reach them. Call it when addresses change.
+func (d *Datapath) SyncLocalAddrs() error {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return fmt.Errorf("datapath: list local addresses: %w", err)
+	}
+	want := map[bpfUpfAddr]bool{}
+	for _, a := range addrs {
+		if p, err := netip.ParsePrefix(a.String()); err == nil {
+			want[bpfUpfAddr{A: addrWords(netip.AddrFrom16(p.Addr().As16()))}] = true
+		}
+	}
+	var key bpfUpfAddr
+	var stale []bpfUpfAddr
+	var one uint8
+	for it := d.objs.LocalAddrs.Iterate(); it.Next(&key, &one); {
+		if !want[key] {
+			stale = append(stale, key)
+		}
+	}
+	for _, k := range stale {
+		if err := d.objs.LocalAddrs.Delete(&k); err != nil {
+			return fmt.Errorf("datapath: forget local address: %w", err)
+		}
+	}
+	for k := range want {
+		if err := d.objs.LocalAddrs.Put(&k, uint8(1)); err != nil {
+			return fmt.Errorf("datapath: add local address: %w", err)
+		}
+	}
+	return nil
 }
 
 func setConstants(spec *ebpf.CollectionSpec, opts Options, ifaces map[Role]*net.Interface) error {

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/hex"
 	"net/netip"
+	"reflect"
 	"testing"
+	"time"
 
 	"github.com/gopacket/gopacket/layers"
 )
@@ -55,6 +57,8 @@ type fixture struct {
 	want  Verdict
 	out   []byte     // the frame sent (Redirected, Transmitted); nil: not checked
 	drop  DropReason // the counted reason (Dropped)
+	usage map[uint32]uint64 // URR ID -> packets counted afterwards
+	event *Event            // the one event expected (Frame compared too)
 }
 
 func runFixtures(t *testing.T, cases []fixture) {
@@ -72,6 +76,11 @@ func runFixtures(t *testing.T, cases []fixture) {
 
 func (c fixture) check(t *testing.T, d *Datapath, ns string) {
 	t.Helper()
+	events, err := d.Events()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer events.Close()
 	before, err := d.Stats()
 	if err != nil {
 		t.Fatal(err)
@@ -97,6 +106,27 @@ func (c fixture) check(t *testing.T, d *Datapath, ns string) {
 	}
 	if c.want == Passed && !bytes.Equal(out, c.frame) {
 		t.Errorf("frame passed to the kernel was altered:\n%s", hex.Dump(out))
+	}
+	for id, want := range c.usage {
+		u, err := d.Usage(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := u.Total().Packets; got != want {
+			t.Errorf("urr %d counted %d packets, want %d", id, got, want)
+		}
+	}
+	ev, err := events.Read(time.Now().Add(50 * time.Millisecond))
+	switch {
+	case c.event == nil && err == nil:
+		t.Errorf("unexpected event %+v", ev)
+	case c.event != nil && err != nil:
+		t.Errorf("no event, want %+v: %v", *c.event, err)
+	case c.event != nil:
+		c.event.Ifindex = ev.Ifindex // the device's index is the namespace's business
+		if !reflect.DeepEqual(ev, *c.event) {
+			t.Errorf("event\n%+v\nwant\n%+v", ev, *c.event)
+		}
 	}
 }
 

@@ -1,0 +1,235 @@
+package datapath
+
+import (
+	"encoding/binary"
+	"net/netip"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+)
+
+// rawGTPU is a frame from the gNB whose UDP payload is exactly gtp: the
+// outer lengths are right, whatever the GTP-U bytes claim.
+func rawGTPU(gtp []byte) []byte {
+	ip := &layers.IPv4{Version: 4, TTL: 64, Protocol: layers.IPProtocolUDP, SrcIP: addrGNB.AsSlice(), DstIP: addrN3.AsSlice()}
+	udp := &layers.UDP{SrcPort: 2152, DstPort: 2152}
+	udp.SetNetworkLayerForChecksum(ip)
+	return serialize(eth(macN3, macGNB, false), ip, udp, gopacket.Payload(gtp))
+}
+
+// innerBytes is the IP packet of upFlow.
+func innerBytes() []byte { return serialize(upFlow.layers()...) }
+
+// maxGTPUExt is UPF_MAX_GTPU_EXT, the extension headers walked before giving up.
+const maxGTPUExt = 8
+
+// gtpHeader is a G-PDU header with the S flag and an extension chain.
+func gtpHeader(flags byte, payload int, opt []byte, exts ...[]byte) []byte {
+	b := binary.BigEndian.AppendUint32([]byte{flags, 0xff, 0, 0}, teidUL)
+	b = append(b, opt...)
+	for _, e := range exts {
+		b = append(b, e...)
+	}
+	binary.BigEndian.PutUint16(b[2:], uint16(len(b)-8+payload))
+	return b
+}
+
+func TestPrivilegedMalformed(t *testing.T) {
+	inner := innerBytes()
+	valid := append(gtpHeader(0x34, len(inner), []byte{0, 0, 0, 0x85}, []byte{1, 0x10, 9, 0}), inner...)
+	with := func(gtp []byte, tail []byte) []byte { return rawGTPU(append(gtp, tail...)) }
+	lying := func(patch func(b []byte)) []byte {
+		b := append([]byte{}, valid...)
+		patch(b)
+		return rawGTPU(b)
+	}
+	var chain [][]byte
+	for range maxGTPUExt + 1 {
+		chain = append(chain, []byte{1, 0, 0, 0x40}) // each names another one after it
+	}
+	cases := []fixture{
+		{name: "valid reference", frame: rawGTPU(valid), want: Redirected, out: decapOut(upFlow)},
+		{name: "gtp version 2", frame: lying(func(b []byte) { b[0] = 0x54 }), want: Dropped, drop: DropMalformedGTPU},
+		{name: "gtp prime (PT 0)", frame: lying(func(b []byte) { b[0] = 0x24 }), want: Dropped, drop: DropMalformedGTPU},
+		{name: "gtp length past the datagram", frame: lying(func(b []byte) { b[3]++ }), want: Dropped, drop: DropMalformedGTPU},
+		{name: "unknown gtp message type", frame: lying(func(b []byte) { b[1] = 3 }), want: Dropped, drop: DropGTPUType},
+		{name: "extension of length 0", frame: lying(func(b []byte) { b[12] = 0 }), want: Dropped, drop: DropGTPUExt},
+		{name: "extension chain longer than the bound",
+			frame: with(gtpHeader(0x34, len(inner), []byte{0, 0, 0, 0x40}, chain...), inner), want: Dropped, drop: DropGTPUExt},
+		{name: "extension runs past the end", frame: with(gtpHeader(0x34, 0, []byte{0, 0, 0, 0x85}), []byte{2, 0x10}),
+			want: Dropped, drop: DropTruncated},
+		{name: "optional fields cut off", frame: with([]byte{0x32, 0xff, 0, 0, 0, 0, 1, 0}, nil), want: Dropped, drop: DropTruncated},
+		{name: "inner version 5", frame: lying(func(b []byte) { b[16] = 0x55 }), want: Dropped, drop: DropMalformedIP},
+		{name: "inner header length 4", frame: lying(func(b []byte) { b[16] = 0x44 }), want: Dropped, drop: DropMalformedIP},
+		{name: "inner total length lies", frame: lying(func(b []byte) { b[19]++ }), want: Dropped, drop: DropMalformedIP},
+		{name: "udp length lies", frame: func() []byte {
+			f := rawGTPU(valid)
+			binary.BigEndian.PutUint16(f[38:], binary.BigEndian.Uint16(f[38:])+1)
+			return f
+		}(), want: Dropped, drop: DropMalformedIP},
+		{name: "outer total length lies", frame: func() []byte {
+			f := rawGTPU(valid)
+			return f[:len(f)-1]
+		}(), want: Dropped, drop: DropMalformedIP},
+	}
+	// Cut at every header boundary: inside the outer IPv4 header the frame is
+	// truncated; past it, the outer total length lies.
+	full := rawGTPU(valid)
+	for _, n := range []int{14, 14 + 10, 14 + 20, 14 + 20 + 8, 14 + 20 + 8 + 8, 14 + 20 + 8 + 12, 14 + 20 + 8 + 16, len(full) - len(inner) + 20} {
+		why := DropMalformedIP
+		if n < 14+20 {
+			why = DropTruncated
+		}
+		cases = append(cases, fixture{name: "cut at " + strconv.Itoa(n), frame: full[:n], want: Dropped, drop: why})
+	}
+	for i := range cases {
+		cases[i].role = N3
+	}
+	runFixtures(t, cases)
+}
+
+
+func TestPrivilegedHostTraffic(t *testing.T) {
+	arp := serialize(&layers.Ethernet{DstMAC: layers.EthernetBroadcast, SrcMAC: macGNB, EthernetType: layers.EthernetTypeARP},
+		&layers.ARP{AddrType: layers.LinkTypeEthernet, Protocol: layers.EthernetTypeIPv4, HwAddressSize: 6, ProtAddressSize: 4,
+			Operation: layers.ARPRequest, SourceHwAddress: macGNB, SourceProtAddress: addrGNB.AsSlice(),
+			DstHwAddress: make([]byte, 6), DstProtAddress: addrN3.AsSlice()})
+	ns6 := func() []byte {
+		ip := &layers.IPv6{Version: 6, HopLimit: 255, NextHeader: layers.IPProtocolICMPv6,
+			SrcIP: addrGNBv6.AsSlice(), DstIP: netip.MustParseAddr("ff02::1:ff00:2").AsSlice()}
+		icmp := &layers.ICMPv6{TypeCode: layers.CreateICMPv6TypeCode(layers.ICMPv6TypeNeighborSolicitation, 0)}
+		icmp.SetNetworkLayerForChecksum(ip)
+		return serialize(eth(mustMAC("33:33:ff:00:00:02"), macGNB, true), ip, icmp,
+			&layers.ICMPv6NeighborSolicitation{TargetAddress: addrN3v6.AsSlice()})
+	}
+	pfcp := gtpuFrame(macN3, macGNB, tunnel{src: addrGNB, dst: addrN3, sport: 8805}, nil)
+	binary.BigEndian.PutUint16(pfcp[36:], 8805) // to the PFCP port, not GTP-U
+	gtpTo := func(msg uint8) []byte {
+		return gtpuFrame(macN3, macGNB, tunnel{src: addrGNB, dst: addrN3, teid: teidUL, msgType: msg, seq: u16p(1)}, nil)
+	}
+	lldp := serialize(&layers.Ethernet{DstMAC: mustMAC("01:80:c2:00:00:0e"), SrcMAC: macGNB, EthernetType: layers.EthernetTypeLinkLayerDiscovery},
+		gopacket.Payload(make([]byte, 46)))
+	elsewhere := upFlow
+	elsewhere.src, elsewhere.dst = addrGNB, netip.MustParseAddr("198.18.3.77")
+	noUE := downFlow
+	noUE.dst = netip.MustParseAddr("10.45.0.99")
+	noUE6 := down6
+	noUE6.dst = netip.MustParseAddr("2001:2:0:46::1")
+	toN6 := downFlow
+	toN6.dst = addrN6
+	runFixtures(t, []fixture{
+		{name: "ARP on N3", role: N3, frame: arp, want: Passed},
+		{name: "ARP on N6", role: N6, frame: arp, want: Passed},
+		{name: "neighbour solicitation on N3", role: N3, frame: ns6(), want: Passed},
+		{name: "PFCP to the N3 address", role: N3, frame: pfcp, want: Passed},
+		{name: "echo response to the daemon", role: N3, frame: gtpTo(2), want: Passed},
+		{name: "error indication to the daemon", role: N3, frame: gtpTo(26), want: Passed},
+		{name: "end marker to the daemon", role: N3, frame: gtpTo(254), want: Passed},
+		{name: "N3 traffic for another host", role: N3, frame: ipFrame(macN3, macGNB, elsewhere), want: Dropped, drop: DropNotLocal},
+		{name: "LLDP", role: N3, frame: lldp, want: Dropped, drop: DropUnsupported},
+		{name: "N6 to an address of no session", role: N6, frame: downlink(noUE), want: Dropped, drop: DropNoSession},
+		{name: "N6 to an IPv6 prefix of no session", role: N6, frame: downlink(noUE6), want: Dropped, drop: DropNoSession},
+		{name: "N6 to the UPF's own address", role: N6, frame: downlink(toN6), want: Passed},
+	})
+}
+
+func TestPrivilegedEcho(t *testing.T) {
+	req := func(src, dst netip.Addr) []byte {
+		return gtpuFrame(macN3, macGNB, tunnel{src: src, dst: dst, msgType: 1, seq: u16p(0x4242), sport: 40000}, nil)
+	}
+	resp := func(src, dst netip.Addr) []byte {
+		g := &layers.GTPv1U{Version: 1, ProtocolType: 1, MessageType: 2, SequenceNumberFlag: true, SequenceNumber: 0x4242}
+		var ip gopacket.NetworkLayer
+		var l3 gopacket.SerializableLayer
+		if src.Is4() {
+			v4 := &layers.IPv4{Version: 4, TTL: 64, Protocol: layers.IPProtocolUDP, SrcIP: src.AsSlice(), DstIP: dst.AsSlice()}
+			ip, l3 = v4, v4
+		} else {
+			v6 := &layers.IPv6{Version: 6, HopLimit: 64, NextHeader: layers.IPProtocolUDP, SrcIP: src.AsSlice(), DstIP: dst.AsSlice()}
+			ip, l3 = v6, v6
+		}
+		udp := &layers.UDP{SrcPort: 2152, DstPort: 40000}
+		udp.SetNetworkLayerForChecksum(ip)
+		b := serialize(eth(macGNB, macN3, src.Is6()), l3, udp, g, gopacket.Payload{14, 0})
+		if src.Is4() {
+			binary.BigEndian.PutUint16(b[14+20+6:], 0)
+			return b[:14+20+8+14] // the datapath does not pad to 60 bytes
+		}
+		return b
+	}
+	runFixtures(t, []fixture{
+		{name: "echo request over IPv4", role: N3, frame: req(addrGNB, addrN3), want: Transmitted, out: resp(addrN3, addrGNB)},
+		{name: "echo request over IPv6", role: N3, frame: req(addrGNBv6, addrN3v6), want: Transmitted, out: resp(addrN3v6, addrGNBv6)},
+	})
+}
+
+// sequence runs the same frame n times and returns the verdicts.
+func sequence(t *testing.T, d *Datapath, ns string, role Role, frame []byte, n int) []Verdict {
+	var vs []Verdict
+	for range n {
+		v, _ := runXDP(t, d, ns, role, frame)
+		vs = append(vs, v)
+	}
+	return vs
+}
+
+func TestPrivilegedQuota(t *testing.T) {
+	ns := testNet(t)
+	d := loadIn(t, ns, Options{})
+	size := uint64(len(innerBytes()))
+	ops := append(baseSession(), PutURR{1, URR{HasQuota: true, Quota: 2*size + 10}})
+	if err := d.Apply(ops); err != nil {
+		t.Fatal(err)
+	}
+	events, err := d.Events()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer events.Close()
+
+	got := sequence(t, d, ns, N3, uplink(ulTunnel, upFlow), 4)
+	want := []Verdict{Redirected, Redirected, Redirected, Dropped}
+	if !slices.Equal(got, want) {
+		t.Errorf("verdicts %v, want %v: the packet that reaches the quota is the last forwarded", got, want)
+	}
+	u, _ := d.Usage(1)
+	if u.Uplink != (Traffic{3, 3 * size}) || u.Downlink != (Traffic{}) {
+		t.Errorf("usage %+v, want 3 uplink packets of %d bytes", u, size)
+	}
+	ev, err := events.Read(time.Now().Add(100 * time.Millisecond))
+	if err != nil || ev.Type != EventQuota || ev.ID != 1 || ev.Session != 1 {
+		t.Errorf("event %+v (%v), want one quota event for urr 1", ev, err)
+	}
+	if ev, err := events.Read(time.Now().Add(50 * time.Millisecond)); err == nil {
+		t.Errorf("second event %+v: the quota is reported once", ev)
+	}
+}
+
+func TestPrivilegedMBR(t *testing.T) {
+	ns := testNet(t)
+	d := loadIn(t, ns, Options{MBRBurst: 5 * time.Millisecond})
+	// 8 kbit/s: one 92-byte packet buys 92 ms, far past the 5 ms burst.
+	ops := append(baseSession(), PutQER{2, QER{MBRUplink: 8000}},
+		uplinkPDRs(PDR{ID: 1, Src: Access, OHR: OHRGTPUv4, FARID: 1, QERIDs: [2]uint32{2}, URRIDs: [2]uint32{1}}))
+	if err := d.Apply(ops); err != nil {
+		t.Fatal(err)
+	}
+	got := sequence(t, d, ns, N3, uplink(ulTunnel, upFlow), 3)
+	if want := []Verdict{Redirected, Dropped, Dropped}; !slices.Equal(got, want) {
+		t.Errorf("verdicts %v, want %v", got, want)
+	}
+	s, _ := d.Stats()
+	if s.Drops[DropMBR] != 2 {
+		t.Errorf("mbr drops %d, want 2", s.Drops[DropMBR])
+	}
+	// The downlink MBR is unlimited and unaffected.
+	got = sequence(t, d, ns, N6, downlink(downFlow), 3)
+	if want := []Verdict{Redirected, Redirected, Redirected}; !slices.Equal(got, want) {
+		t.Errorf("downlink verdicts %v, want %v", got, want)
+	}
+}
+

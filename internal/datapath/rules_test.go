@@ -1,0 +1,158 @@
+package datapath
+
+import (
+	"net/netip"
+	"testing"
+
+	"github.com/gopacket/gopacket/layers"
+)
+
+// uplinkPDRs replaces session 1's uplink rules.
+func uplinkPDRs(pdrs ...PDR) Op {
+	return PutUplink{UplinkKey{teidUL, epN3}, Rules{Session: 1, PDRs: pdrs, ListID: 1}}
+}
+
+func sdfPDR(sdf uint32) PDR {
+	return PDR{ID: 7, Src: Access, OHR: OHRGTPUv4, FARID: 1, SDFID: sdf, URRIDs: [2]uint32{7}}
+}
+
+// precedence32 is 32 uplink PDRs: PDR i matches destination port 6000+i
+// and counts in URR 10+i; with catchAll the last matches anything.
+func precedence32(catchAll bool) []Op {
+	var ops []Op
+	var pdrs []PDR
+	for i := range uint32(MaxPDRs) {
+		p := PDR{ID: uint16(i + 1), Src: Access, OHR: OHRGTPUv4, FARID: 1, URRIDs: [2]uint32{10 + i}}
+		if i < MaxPDRs-1 || !catchAll {
+			p.SDFID = 10 + i
+			port := uint16(6000 + i)
+			ops = append(ops, PutSDF{10 + i, SDF{DstPorts: PortRange{port, port}}})
+		}
+		ops = append(ops, PutURR{10 + i, URR{}})
+		pdrs = append(pdrs, p)
+	}
+	return append(ops, uplinkPDRs(pdrs...))
+}
+
+func withPort(f flow, port uint16) flow { f.dport = port; return f }
+
+func TestPrivilegedRules(t *testing.T) {
+	tcp := upFlow
+	tcp.proto = layers.IPProtocolTCP
+	tos := upFlow
+	tos.tos = 0xb9
+	qfiTunnel := func(q uint8) tunnel {
+		return tunnel{src: addrGNB, dst: addrN3, teid: teidUL, qfi: q, pduType: 1}
+	}
+	sdf := func(s SDF) []Op { return []Op{PutSDF{7, s}, PutURR{7, URR{}}, uplinkPDRs(sdfPDR(7))} }
+	ok := decapOut(upFlow)
+	runFixtures(t, []fixture{
+		{name: "first of 32 PDRs", ops: precedence32(true), role: N3, frame: uplink(ulTunnel, withPort(upFlow, 6000)),
+			want: Redirected, out: decapOut(withPort(upFlow, 6000)), usage: map[uint32]uint64{10: 1, 11: 0, 41: 0}},
+		{name: "middle of 32 PDRs", ops: precedence32(true), role: N3, frame: uplink(ulTunnel, withPort(upFlow, 6015)),
+			want: Redirected, usage: map[uint32]uint64{10: 0, 25: 1, 41: 0}},
+		{name: "last of 32 PDRs", ops: precedence32(true), role: N3, frame: uplink(ulTunnel, withPort(upFlow, 7000)),
+			want: Redirected, usage: map[uint32]uint64{10: 0, 40: 0, 41: 1}},
+		{name: "none of 32 PDRs", ops: precedence32(false), role: N3, frame: uplink(ulTunnel, withPort(upFlow, 7000)),
+			want: Dropped, drop: DropNoPDR},
+		{name: "sdf protocol matches", ops: sdf(SDF{Proto: 17}), role: N3, frame: uplink(ulTunnel, upFlow),
+			want: Redirected, out: ok, usage: map[uint32]uint64{7: 1}},
+		{name: "sdf protocol differs", ops: sdf(SDF{Proto: 17}), role: N3, frame: uplink(ulTunnel, tcp),
+			want: Dropped, drop: DropNoPDR},
+		{name: "sdf source prefix matches", ops: sdf(SDF{Src: netip.MustParsePrefix("10.45.0.0/16")}), role: N3,
+			frame: uplink(ulTunnel, upFlow), want: Redirected, out: ok},
+		{name: "sdf source prefix differs", ops: sdf(SDF{Src: netip.MustParsePrefix("10.46.0.0/16")}), role: N3,
+			frame: uplink(ulTunnel, upFlow), want: Dropped, drop: DropNoPDR},
+		{name: "sdf destination host matches", ops: sdf(SDF{Dst: netip.PrefixFrom(addrDN, 32)}), role: N3,
+			frame: uplink(ulTunnel, upFlow), want: Redirected, out: ok},
+		{name: "sdf port range inclusive at the top", ops: sdf(SDF{DstPorts: PortRange{4990, 5001}, SrcPorts: PortRange{40000, 40000}}),
+			role: N3, frame: uplink(ulTunnel, upFlow), want: Redirected, out: ok},
+		{name: "sdf port range just below", ops: sdf(SDF{DstPorts: PortRange{5002, 5010}}), role: N3,
+			frame: uplink(ulTunnel, upFlow), want: Dropped, drop: DropNoPDR},
+		{name: "sdf tos under mask matches", ops: sdf(SDF{TOS: 0xb8, TOSMask: 0xfc}), role: N3,
+			frame: uplink(ulTunnel, tos), want: Redirected, out: decapOut(tos)},
+		{name: "sdf tos under mask differs", ops: sdf(SDF{TOS: 0xb8, TOSMask: 0xfc}), role: N3,
+			frame: uplink(ulTunnel, upFlow), want: Dropped, drop: DropNoPDR},
+		{name: "sdf IPv6 prefix never matches IPv4", ops: sdf(SDF{Dst: netip.MustParsePrefix("2001:2::/32")}), role: N3,
+			frame: uplink(ulTunnel, upFlow), want: Dropped, drop: DropNoPDR},
+		{name: "sdf IPv6 prefix matches IPv6", ops: sdf(SDF{Dst: netip.MustParsePrefix("2001:2:0:7::/64")}), role: N3,
+			frame: uplink(ulTunnel, upFlow6), want: Redirected, out: decapOut(upFlow6)},
+		{name: "sdf flow label", ops: sdf(SDF{MatchFlow: true, FlowLabel: 0}), role: N3,
+			frame: uplink(ulTunnel, upFlow6), want: Redirected, out: decapOut(upFlow6)},
+		{name: "qfi matches", ops: []Op{uplinkPDRs(PDR{ID: 1, Src: Access, QFI: 9, OHR: OHRGTPUv4, FARID: 1})}, role: N3,
+			frame: uplink(qfiTunnel(9), upFlow), want: Redirected, out: ok},
+		{name: "qfi differs", ops: []Op{uplinkPDRs(PDR{ID: 1, Src: Access, QFI: 9, OHR: OHRGTPUv4, FARID: 1})}, role: N3,
+			frame: uplink(qfiTunnel(5), upFlow), want: Dropped, drop: DropNoPDR},
+		{name: "qfi required, none sent", ops: []Op{uplinkPDRs(PDR{ID: 1, Src: Access, QFI: 9, OHR: OHRGTPUv4, FARID: 1})}, role: N3,
+			frame: uplink(ulTunnel, upFlow), want: Dropped, drop: DropNoPDR},
+		{name: "source interface core does not match on N3", ops: []Op{uplinkPDRs(PDR{ID: 1, Src: Core, OHR: OHRGTPUv4, FARID: 1})},
+			role: N3, frame: uplink(ulTunnel, upFlow), want: Dropped, drop: DropNoPDR},
+		{name: "outer header removal of IPv6 only", ops: []Op{uplinkPDRs(PDR{ID: 1, Src: Access, OHR: OHRGTPUv6, FARID: 1})},
+			role: N3, frame: uplink(ulTunnel, upFlow), want: Dropped, drop: DropOHRMismatch},
+		{name: "tunnel kept is refused", ops: []Op{uplinkPDRs(PDR{ID: 1, Src: Access, FARID: 1})},
+			role: N3, frame: uplink(ulTunnel, upFlow), want: Dropped, drop: DropOHRMismatch},
+	})
+}
+
+func TestPrivilegedActions(t *testing.T) {
+	frame := uplink(ulTunnel, upFlow)
+	far := func(f FAR) []Op { return []Op{PutFAR{1, f}} }
+	runFixtures(t, []fixture{
+		{name: "far drop", ops: far(FAR{Action: Drop}), role: N3, frame: frame, want: Dropped, drop: DropFARDrop,
+			usage: map[uint32]uint64{1: 0}},
+		{name: "far without action drops", ops: far(FAR{}), role: N3, frame: frame, want: Dropped, drop: DropFARDrop},
+		{name: "far beyond the table", ops: []Op{uplinkPDRs(PDR{ID: 1, Src: Access, OHR: OHRGTPUv4, FARID: 1 << 30})},
+			role: N3, frame: frame, want: Dropped, drop: DropFARMissing},
+		{name: "far buffer hands the frame over", ops: []Op{PutFAR{2, FAR{Action: Buff | Nocp}}}, role: N6,
+			frame: downlink(downFlow), want: Dropped, drop: DropBuffered, usage: map[uint32]uint64{1: 0},
+			event: &Event{Type: EventBuffer, Session: 1, PDRID: 2, Iface: N6, ID: 2, Frame: downlink(downFlow)}},
+		{name: "far notify without buffering", ops: []Op{PutFAR{2, FAR{Action: Drop | Nocp}}}, role: N6,
+			frame: downlink(downFlow), want: Dropped, drop: DropFARDrop,
+			event: &Event{Type: EventNotify, Session: 1, PDRID: 2, Iface: N6, ID: 2}},
+		{name: "uplink gate closed", ops: []Op{PutQER{2, QER{ULClosed: true}},
+			uplinkPDRs(PDR{ID: 1, Src: Access, OHR: OHRGTPUv4, FARID: 1, QERIDs: [2]uint32{2}, URRIDs: [2]uint32{1}})},
+			role: N3, frame: frame, want: Dropped, drop: DropGateClosed, usage: map[uint32]uint64{1: 0}},
+		{name: "downlink gate closed", ops: []Op{PutQER{1, QER{DLClosed: true, QFI: 9}}}, role: N6,
+			frame: downlink(downFlow), want: Dropped, drop: DropGateClosed},
+		{name: "uplink gate open while downlink closed", ops: []Op{PutQER{2, QER{DLClosed: true}},
+			uplinkPDRs(PDR{ID: 1, Src: Access, OHR: OHRGTPUv4, FARID: 1, QERIDs: [2]uint32{2}})},
+			role: N3, frame: frame, want: Redirected, out: decapOut(upFlow)},
+		{name: "second QER closes", ops: []Op{PutQER{2, QER{}}, PutQER{3, QER{ULClosed: true}},
+			uplinkPDRs(PDR{ID: 1, Src: Access, OHR: OHRGTPUv4, FARID: 1, QERIDs: [2]uint32{2, 3}})},
+			role: N3, frame: frame, want: Dropped, drop: DropGateClosed},
+		{name: "measured before QoS enforcement", ops: []Op{PutQER{2, QER{ULClosed: true}}, PutURR{2, URR{MBQE: true}},
+			uplinkPDRs(PDR{ID: 1, Src: Access, OHR: OHRGTPUv4, FARID: 1, QERIDs: [2]uint32{2}, URRIDs: [2]uint32{1, 2}})},
+			role: N3, frame: frame, want: Dropped, drop: DropGateClosed, usage: map[uint32]uint64{1: 0, 2: 1}},
+	})
+}
+
+func TestPrivilegedPaths(t *testing.T) {
+	ttl1 := upFlow
+	ttl1.ttl = 1
+	dttl1 := downFlow
+	dttl1.ttl = 1
+	big := downFlow
+	big.payload = 1500 - 20 - 8 - 16 - 20 - 8 + 1 // one byte over the N3 MTU once encapsulated
+	fits := big
+	fits.payload--
+	toLocal := upFlow
+	toLocal.dst = addrN6
+	runFixtures(t, []fixture{
+		{name: "uplink ttl expires", role: N3, frame: uplink(ulTunnel, ttl1), want: Dropped, drop: DropTTLExpired},
+		{name: "downlink ttl expires", role: N6, frame: downlink(dttl1), want: Dropped, drop: DropTTLExpired},
+		{name: "downlink fits the N3 MTU exactly", role: N6, frame: downlink(fits), want: Redirected,
+			out: encapOut(macGNB, macN3, addrN3, addrGNB, teidDL, qfiDef, fits)},
+		{name: "downlink too large for the N3 MTU", role: N6, frame: downlink(big), want: Dropped, drop: DropMTU,
+			usage: map[uint32]uint64{1: 0}},
+		{name: "UE addressing the UPF", role: N3, frame: uplink(ulTunnel, toLocal), want: Dropped, drop: DropUEToLocal},
+		{name: "gNB neighbour not resolved", ops: []Op{PutFAR{2, FAR{Action: Forw, TEID: teidDL, Peer: addrNoARP, Local: addrN3}}},
+			role: N6, frame: downlink(downFlow), want: Dropped, drop: DropNoNeigh,
+			event: &Event{Type: EventNoNeigh, Session: 1, Iface: N6, Peer: addrNoARP}},
+		{name: "unknown TEID", role: N3, frame: uplink(tunnel{src: addrGNB, dst: addrN3, teid: 0x999}, upFlow),
+			want: Dropped, drop: DropNoSession,
+			event: &Event{Type: EventUnknownTEID, Iface: N3, TEID: 0x999, Peer: addrGNB}},
+		{name: "TEID known on another endpoint only", role: N3, frame: uplink(tunnel{src: addrPeer, dst: addrN9, teid: teidUL}, upFlow),
+			want: Dropped, drop: DropNoSession,
+			event: &Event{Type: EventUnknownTEID, Iface: N3, TEID: teidUL, Peer: addrPeer}},
+	})
+}

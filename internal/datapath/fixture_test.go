@@ -55,8 +55,8 @@ type fixture struct {
 	role  Role
 	frame []byte
 	want  Verdict
-	out   []byte     // the frame sent (Redirected, Transmitted); nil: not checked
-	drop  DropReason // the counted reason (Dropped)
+	out   []byte            // the frame sent (Redirected, Transmitted); nil: not checked
+	drop  DropReason        // the counted reason (Dropped)
 	usage map[uint32]uint64 // URR ID -> packets counted afterwards
 	event *Event            // the one event expected (Frame compared too)
 }

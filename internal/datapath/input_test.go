@@ -92,7 +92,6 @@ func TestPrivilegedMalformed(t *testing.T) {
 	runFixtures(t, cases)
 }
 
-
 func TestPrivilegedHostTraffic(t *testing.T) {
 	arp := serialize(&layers.Ethernet{DstMAC: layers.EthernetBroadcast, SrcMAC: macGNB, EthernetType: layers.EthernetTypeARP},
 		&layers.ARP{AddrType: layers.LinkTypeEthernet, Protocol: layers.EthernetTypeIPv4, HwAddressSize: 6, ProtAddressSize: 4,
@@ -232,4 +231,3 @@ func TestPrivilegedMBR(t *testing.T) {
 		t.Errorf("downlink verdicts %v, want %v", got, want)
 	}
 }
-

@@ -19,6 +19,9 @@
 
 #define GTPU_PORT 2152
 
+/* MAC address of each role's device, for frames we originate. */
+const volatile __u8 cfg_mac[UPF_IF__MAX + 1][ETH_ALEN];
+
 /* Offsets are masked with this before use so the verifier can bound them. */
 #define UPF_OFF_MASK 0x3ff
 

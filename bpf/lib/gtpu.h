@@ -121,7 +121,7 @@ static __always_inline int gtpu_echo_reply(struct xdp_md *ctx, struct upf_pkt *p
 	struct gtpu_opt *opt;
 	struct udphdr *udp;
 	struct ethhdr *eth;
-	__u8 *ie, mac[ETH_ALEN];
+	__u8 *ie;
 	__be16 seq = 0;
 
 	udp = data + (l4_off & UPF_OFF_MASK);
@@ -142,9 +142,9 @@ static __always_inline int gtpu_echo_reply(struct xdp_md *ctx, struct upf_pkt *p
 	if ((void *)(eth + 1) > end || ie + 2 > (__u8 *)end)
 		return -UPF_DROP_TRUNCATED;
 
-	__builtin_memcpy(mac, eth->h_dest, ETH_ALEN);
+	/* from our own address, whatever the request was sent to */
 	__builtin_memcpy(eth->h_dest, eth->h_source, ETH_ALEN);
-	__builtin_memcpy(eth->h_source, mac, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, (const void *)cfg_mac[p->iface & 3], ETH_ALEN);
 
 	h->flags = GTPU_F_VERSION1 | GTPU_F_PT | GTPU_F_S;
 	h->type = GTPU_ECHO_RESP;

@@ -115,14 +115,16 @@ static __always_inline int parse_ipv4(struct cursor *c, struct ip_info *ip)
 static __always_inline int parse_ipv6(struct cursor *c, struct ip_info *ip)
 {
 	struct ipv6hdr *h = c->pos;
+	__u32 len;
 
 	if ((void *)(h + 1) > c->end)
 		return -UPF_DROP_TRUNCATED;
 	if (h->version != 6)
 		return -UPF_DROP_MALFORMED_IP;
-	ip->len = sizeof(*h) + bpf_ntohs(h->payload_len);
-	if (cursor_narrow(c, h, ip->len))
+	len = sizeof(*h) + bpf_ntohs(h->payload_len); /* in 32 bits: it can pass 65535 */
+	if (cursor_narrow(c, h, len))
 		return -UPF_DROP_MALFORMED_IP;
+	ip->len = len;
 	ip->family = 6;
 	ip->proto = h->nexthdr;
 	ip->tos = (h->priority << 4) | (h->flow_lbl[0] >> 4);

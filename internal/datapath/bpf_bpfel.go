@@ -232,6 +232,7 @@ const (
 	bpfVarCfgEventIntervalNs = "cfg_event_interval_ns"
 	bpfVarCfgGtpuEps         = "cfg_gtpu_eps"
 	bpfVarCfgIfindex         = "cfg_ifindex"
+	bpfVarCfgMac             = "cfg_mac"
 	bpfVarCfgMbrBurstNs      = "cfg_mbr_burst_ns"
 )
 
@@ -312,6 +313,7 @@ type bpfVariableSpecs struct {
 	CfgEventIntervalNs *ebpf.VariableSpec `ebpf:"cfg_event_interval_ns"`
 	CfgGtpuEps         *ebpf.VariableSpec `ebpf:"cfg_gtpu_eps"`
 	CfgIfindex         *ebpf.VariableSpec `ebpf:"cfg_ifindex"`
+	CfgMac             *ebpf.VariableSpec `ebpf:"cfg_mac"`
 	CfgMbrBurstNs      *ebpf.VariableSpec `ebpf:"cfg_mbr_burst_ns"`
 }
 
@@ -383,6 +385,7 @@ type bpfVariables struct {
 	CfgEventIntervalNs *ebpf.Variable `ebpf:"cfg_event_interval_ns"`
 	CfgGtpuEps         *ebpf.Variable `ebpf:"cfg_gtpu_eps"`
 	CfgIfindex         *ebpf.Variable `ebpf:"cfg_ifindex"`
+	CfgMac             *ebpf.Variable `ebpf:"cfg_mac"`
 	CfgMbrBurstNs      *ebpf.Variable `ebpf:"cfg_mbr_burst_ns"`
 }
 

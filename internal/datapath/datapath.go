@@ -203,8 +203,10 @@ func setConstants(spec *ebpf.CollectionSpec, opts Options, ifaces map[Role]*net.
 		eps[i].Addr.A = addrWords(a)
 	}
 	var ifindex [3]uint32
+	var mac [4][6]byte
 	for role, dev := range ifaces {
 		ifindex[role] = uint32(dev.Index)
+		copy(mac[role][:], dev.HardwareAddr)
 	}
 	interval := opts.EventInterval
 	switch {
@@ -220,6 +222,7 @@ func setConstants(spec *ebpf.CollectionSpec, opts Options, ifaces map[Role]*net.
 	for name, v := range map[string]any{
 		"cfg_gtpu_eps":          eps,
 		"cfg_ifindex":           ifindex,
+		"cfg_mac":               mac,
 		"cfg_event_interval_ns": uint64(interval.Nanoseconds()),
 		"cfg_mbr_burst_ns":      uint64(burst.Nanoseconds()),
 	} {

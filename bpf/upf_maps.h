@@ -91,6 +91,16 @@ struct {
 	__uint(max_entries, 256);
 } local_addrs SEC(".maps");
 
+/* Next-hop cache: direct-mapped by destination hash, per CPU. */
+#define UPF_NH_SLOTS 256
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct upf_nexthop);
+	__uint(max_entries, UPF_NH_SLOTS);
+} nexthops SEC(".maps");
+
 /* Egress devices (N3, N6, N9) for bpf_redirect_map: bulked transmit. */
 struct {
 	__uint(type, BPF_MAP_TYPE_DEVMAP_HASH);

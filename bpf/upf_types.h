@@ -250,6 +250,24 @@ struct upf_event {
 	struct upf_addr peer; /* outer source (UNKNOWN_TEID), next hop (NO_NEIGH) */
 };
 
+/*
+ * A cached FIB answer for a destination, per CPU. ok_len is the largest IP
+ * length the FIB has accepted for it: a larger packet asks the FIB again,
+ * so the MTU is enforced exactly as without the cache.
+ */
+struct upf_nexthop {
+	struct upf_addr dst;
+	__u32 in_ifindex; /* the FIB's answer depends on where we came from */
+	__u32 out_ifindex;
+	__u64 expires_ns; /* bpf_ktime_get_coarse_ns() deadline */
+	__u16 ok_len;
+	__u8 family;
+	__u8 _pad;
+	__u8 dmac[6];
+	__u8 smac[6];
+	__u8 _pad2[2];
+};
+
 /* A local GTP-U endpoint address, set at load time. */
 struct upf_gtpu_ep {
 	__u8 family; /* 0 = unused, 4 or 6 */

@@ -40,13 +40,64 @@ static __always_inline __u32 fwd_hdr_len(const struct upf_pkt *p, const struct u
 	return ETH_HLEN;
 }
 
+/*
+ * How long a cached next hop is trusted: route and neighbour changes are
+ * seen within this time. 0 disables the cache.
+ */
+const volatile __u64 cfg_nexthop_ttl_ns = 50000000;
+
+static __always_inline struct upf_nexthop *nh_slot(__u8 family, const struct upf_addr *dst)
+{
+	__u32 h = dst->a[0] ^ dst->a[1] ^ dst->a[2] ^ dst->a[3] ^ family;
+	__u32 key = (h * 0x9e3779b1u) >> 24; /* Fibonacci hashing into 256 slots */
+
+	return bpf_map_lookup_elem(&nexthops, &key);
+}
+
+static __always_inline int nh_hit(const struct upf_nexthop *nh, __u8 family,
+				  const struct upf_addr *dst, const struct upf_pkt *p, __u32 len,
+				  __u64 now)
+{
+	return nh->family == family && nh->in_ifindex == p->ifindex && len <= nh->ok_len &&
+	       now < nh->expires_ns && nh->dst.a[0] == dst->a[0] && nh->dst.a[1] == dst->a[1] &&
+	       nh->dst.a[2] == dst->a[2] && nh->dst.a[3] == dst->a[3];
+}
+
+static __always_inline void nh_use(struct upf_pkt *p, const struct upf_nexthop *nh)
+{
+	p->egress = nh->out_ifindex;
+	__builtin_memcpy(p->dmac, nh->dmac, ETH_ALEN);
+	__builtin_memcpy(p->smac, nh->smac, ETH_ALEN);
+}
+
+static __always_inline void nh_store(struct upf_nexthop *nh, __u8 family,
+				     const struct upf_addr *dst, const struct upf_pkt *p, __u32 len,
+				     __u64 now)
+{
+	if (nh->family != family || nh->in_ifindex != p->ifindex || now >= nh->expires_ns ||
+	    nh->dst.a[0] != dst->a[0] || nh->dst.a[1] != dst->a[1] || nh->dst.a[2] != dst->a[2] ||
+	    nh->dst.a[3] != dst->a[3] || nh->out_ifindex != p->egress) {
+		nh->ok_len = 0; /* a new destination or a new answer: forget what fitted */
+		nh->expires_ns = now + cfg_nexthop_ttl_ns;
+	}
+	nh->dst = *dst;
+	nh->family = family;
+	nh->in_ifindex = p->ifindex;
+	nh->out_ifindex = p->egress;
+	nh->ok_len = len > nh->ok_len ? len : nh->ok_len;
+	__builtin_memcpy(nh->dmac, p->dmac, ETH_ALEN);
+	__builtin_memcpy(nh->smac, p->smac, ETH_ALEN);
+}
+
 /* Next hop for the packet as the FAR sends it: sets p->egress and the MACs. */
 static __always_inline int fwd_lookup(struct xdp_md *ctx, struct upf_pkt *p,
 				      const struct upf_far *far)
 {
 	struct bpf_fib_lookup f = {.ifindex = p->ifindex};
 	const struct upf_addr *src = &p->src, *dst = &p->dst;
+	struct upf_nexthop *nh = NULL;
 	__u8 family = p->family;
+	__u64 now = 0;
 	int rc;
 
 	if (p->ttl <= 1)
@@ -56,6 +107,17 @@ static __always_inline int fwd_lookup(struct xdp_md *ctx, struct upf_pkt *p,
 		family = far->ohc == UPF_OHC_GTPU_V4 ? 4 : 6;
 		src = &far->local;
 		dst = &far->peer;
+	}
+	if (cfg_nexthop_ttl_ns) {
+		now = bpf_ktime_get_coarse_ns();
+		nh = nh_slot(family, dst);
+		if (nh && nh_hit(nh, family, dst, p, f.tot_len, now)) {
+			nh_use(p, nh);
+			return 0;
+		}
+	}
+
+	if (far->ohc) {
 		f.l4_protocol = IPPROTO_UDP;
 		f.sport = bpf_htons(GTPU_PORT);
 		f.dport = bpf_htons(GTPU_PORT);
@@ -80,6 +142,9 @@ static __always_inline int fwd_lookup(struct xdp_md *ctx, struct upf_pkt *p,
 		p->egress = f.ifindex;
 		__builtin_memcpy(p->dmac, f.dmac, ETH_ALEN);
 		__builtin_memcpy(p->smac, f.smac, ETH_ALEN);
+		if (nh)
+			nh_store(nh, family, dst, p, fwd_hdr_len(p, far) - ETH_HLEN + p->ip_len,
+				 now);
 		return 0;
 	case BPF_FIB_LKUP_RET_NO_NEIGH: {
 		/* f holds the gateway (or the destination) and the egress device. */

@@ -126,6 +126,21 @@ const (
 	bpfUpfIfaceUPF_IF__MAX bpfUpfIface = 3
 )
 
+type bpfUpfNexthop struct {
+	_          structs.HostLayout
+	Dst        bpfUpfAddr
+	InIfindex  uint32
+	OutIfindex uint32
+	ExpiresNs  uint64
+	OkLen      uint16
+	Family     uint8
+	Pad        uint8
+	Dmac       [6]uint8
+	Smac       [6]uint8
+	Pad2       [2]uint8
+	_          [6]byte
+}
+
 type bpfUpfPdr struct {
 	_        structs.HostLayout
 	FarId    uint32
@@ -218,6 +233,7 @@ const (
 	bpfMapFars               = "fars"
 	bpfMapIfStats            = "if_stats"
 	bpfMapLocalAddrs         = "local_addrs"
+	bpfMapNexthops           = "nexthops"
 	bpfMapPdrLists           = "pdr_lists"
 	bpfMapQers               = "qers"
 	bpfMapSdfs               = "sdfs"
@@ -234,6 +250,7 @@ const (
 	bpfVarCfgIfindex         = "cfg_ifindex"
 	bpfVarCfgMac             = "cfg_mac"
 	bpfVarCfgMbrBurstNs      = "cfg_mbr_burst_ns"
+	bpfVarCfgNexthopTtlNs    = "cfg_nexthop_ttl_ns"
 )
 
 // loadBpf returns the embedded CollectionSpec for bpf.
@@ -296,6 +313,7 @@ type bpfMapSpecs struct {
 	Fars         *ebpf.MapSpec `ebpf:"fars"`
 	IfStats      *ebpf.MapSpec `ebpf:"if_stats"`
 	LocalAddrs   *ebpf.MapSpec `ebpf:"local_addrs"`
+	Nexthops     *ebpf.MapSpec `ebpf:"nexthops"`
 	PdrLists     *ebpf.MapSpec `ebpf:"pdr_lists"`
 	Qers         *ebpf.MapSpec `ebpf:"qers"`
 	Sdfs         *ebpf.MapSpec `ebpf:"sdfs"`
@@ -315,6 +333,7 @@ type bpfVariableSpecs struct {
 	CfgIfindex         *ebpf.VariableSpec `ebpf:"cfg_ifindex"`
 	CfgMac             *ebpf.VariableSpec `ebpf:"cfg_mac"`
 	CfgMbrBurstNs      *ebpf.VariableSpec `ebpf:"cfg_mbr_burst_ns"`
+	CfgNexthopTtlNs    *ebpf.VariableSpec `ebpf:"cfg_nexthop_ttl_ns"`
 }
 
 // bpfObjects contains all objects after they have been loaded into the kernel.
@@ -346,6 +365,7 @@ type bpfMaps struct {
 	Fars         *ebpf.Map `ebpf:"fars"`
 	IfStats      *ebpf.Map `ebpf:"if_stats"`
 	LocalAddrs   *ebpf.Map `ebpf:"local_addrs"`
+	Nexthops     *ebpf.Map `ebpf:"nexthops"`
 	PdrLists     *ebpf.Map `ebpf:"pdr_lists"`
 	Qers         *ebpf.Map `ebpf:"qers"`
 	Sdfs         *ebpf.Map `ebpf:"sdfs"`
@@ -367,6 +387,7 @@ func (m *bpfMaps) Close() error {
 		m.Fars,
 		m.IfStats,
 		m.LocalAddrs,
+		m.Nexthops,
 		m.PdrLists,
 		m.Qers,
 		m.Sdfs,
@@ -387,6 +408,7 @@ type bpfVariables struct {
 	CfgIfindex         *ebpf.Variable `ebpf:"cfg_ifindex"`
 	CfgMac             *ebpf.Variable `ebpf:"cfg_mac"`
 	CfgMbrBurstNs      *ebpf.Variable `ebpf:"cfg_mbr_burst_ns"`
+	CfgNexthopTtlNs    *ebpf.Variable `ebpf:"cfg_nexthop_ttl_ns"`
 }
 
 // bpfPrograms contains all programs after they have been loaded into the kernel.

@@ -58,6 +58,10 @@ type Options struct {
 	EventInterval time.Duration
 	// MBRBurst is how far ahead of its rate a QER may run; 0 means 5 ms.
 	MBRBurst time.Duration
+	// NextHopTTL is how long a next hop from the kernel FIB is reused before
+	// asking again: route and neighbour changes show within it. 0 means
+	// 50 ms, negative disables the cache.
+	NextHopTTL time.Duration
 }
 
 // MaxGTPUEndpoints is how many local GTP-U addresses the datapath tells apart.
@@ -73,13 +77,12 @@ type Sizes struct {
 	SDFs, FARs, QERs, URRs       uint32 // slots; ID 0 is never used
 }
 
-// SizesFor gives table sizes for n sessions: one F-TEID and one UE address
-// each with a quarter spare, two FARs and URRs each and room to replace
-// them make-before-break, one QER, and multi-PDR lists for one in sixteen.
+// SizesFor gives table sizes for n sessions (at least 1024): one F-TEID and
+// one UE address each with a quarter spare, two FARs and URRs each and room
+// to replace them make-before-break, one QER, multi-PDR lists for one in
+// sixteen and SDF filters for one in four.
 func SizesFor(n int) Sizes {
-	if n < 16 {
-		n = 16
-	}
+	n = max(n, 1024)
 	u := uint32(n)
 	return Sizes{
 		Uplink:    u + u/4,
@@ -219,12 +222,20 @@ func setConstants(spec *ebpf.CollectionSpec, opts Options, ifaces map[Role]*net.
 	if burst <= 0 {
 		burst = 5 * time.Millisecond
 	}
+	nhTTL := opts.NextHopTTL
+	switch {
+	case nhTTL == 0:
+		nhTTL = 50 * time.Millisecond
+	case nhTTL < 0:
+		nhTTL = 0
+	}
 	for name, v := range map[string]any{
 		"cfg_gtpu_eps":          eps,
 		"cfg_ifindex":           ifindex,
 		"cfg_mac":               mac,
 		"cfg_event_interval_ns": uint64(interval.Nanoseconds()),
 		"cfg_mbr_burst_ns":      uint64(burst.Nanoseconds()),
+		"cfg_nexthop_ttl_ns":    uint64(nhTTL.Nanoseconds()),
 	} {
 		if err := spec.Variables[name].Set(v); err != nil {
 			return fmt.Errorf("datapath: set %s: %w", name, err)

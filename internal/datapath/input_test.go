@@ -1,6 +1,7 @@
 package datapath
 
 import (
+	"bytes"
 	"encoding/binary"
 	"net/netip"
 	"slices"
@@ -229,5 +230,44 @@ func TestPrivilegedMBR(t *testing.T) {
 	got = sequence(t, d, ns, N6, downlink(downFlow), 3)
 	if want := []Verdict{Redirected, Redirected, Redirected}; !slices.Equal(got, want) {
 		t.Errorf("downlink verdicts %v, want %v", got, want)
+	}
+}
+
+func TestPrivilegedNextHopCache(t *testing.T) {
+	ns := testNet(t)
+	d := loadIn(t, ns, Options{NextHopTTL: 20 * time.Millisecond})
+	if err := d.Apply(baseSession()); err != nil {
+		t.Fatal(err)
+	}
+	big := downFlow
+	big.payload = 1500 - 20 - 8 - 16 - 20 - 8 + 1
+	fits := big
+	fits.payload--
+	for _, step := range []struct {
+		name string
+		f    flow
+		want Verdict
+	}{
+		{"small packet warms the cache", downFlow, Redirected},
+		{"too large still dropped with a warm cache", big, Dropped},
+		{"largest that fits", fits, Redirected},
+		{"too large after the largest that fits", big, Dropped},
+	} {
+		if v, _ := runXDP(t, d, ns, N6, downlink(step.f)); v != step.want {
+			t.Errorf("%s: verdict %d, want %d", step.name, v, step.want)
+		}
+	}
+	s, _ := d.Stats()
+	if s.Drops[DropMTU] != 2 {
+		t.Errorf("mtu drops %d, want 2", s.Drops[DropMTU])
+	}
+
+	// A new neighbour MAC shows once the cached next hop expires.
+	moved := mustMAC("02:00:00:00:03:99")
+	sh(t, "ip", "-n", ns, "neigh", "replace", "198.18.3.1", "lladdr", moved.String(), "dev", "n3", "nud", "permanent")
+	time.Sleep(30 * time.Millisecond)
+	_, out := runXDP(t, d, ns, N6, downlink(downFlow))
+	if want := encapOut(moved, macN3, addrN3, addrGNB, teidDL, qfiDef, downFlow); !bytes.Equal(out, want) {
+		t.Errorf("after the neighbour moved, sent to %x, want %x", out[:6], moved)
 	}
 }

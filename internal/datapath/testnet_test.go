@@ -173,3 +173,11 @@ func runXDP(t testing.TB, d *Datapath, ns string, role Role, frame []byte) (Verd
 	}
 	return Verdict(ret), out
 }
+
+func netInterface(name string) (int, error) {
+	ifc, err := net.InterfaceByName(name)
+	if err != nil {
+		return 0, err
+	}
+	return ifc.Index, nil
+}

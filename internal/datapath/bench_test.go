@@ -1,0 +1,311 @@
+package datapath
+
+import (
+	"fmt"
+	"net/netip"
+	"os"
+	"regexp"
+	"slices"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/cilium/ebpf"
+	"golang.org/x/sys/unix"
+
+	"github.com/sluice-upf/sluice/internal/netns"
+	"github.com/sluice-upf/sluice/lab/refs"
+	"github.com/sluice-upf/sluice/lab/tgen"
+)
+
+// BenchmarkDatapath measures the datapath beside the reference forwarder,
+// in one run, and prints a table of medians and ratios:
+//
+//	go test -run '^$' -bench Datapath -benchtime 1x ./internal/datapath
+//
+// SLUICE_BENCH=regexp keeps only the cases whose names match (the
+// reference forwarder is always measured).
+//
+// Two measures per case: the program's time per packet under BPF_PROG_RUN,
+// each run on a fresh copy of the frame; and its in-kernel run time per
+// packet (BPF run-time statistics) while attached, under real traffic from
+// the live-frame generator through veths, with the rate the sink saw.
+func BenchmarkDatapath(b *testing.B) {
+	const rounds, frames, progRuns = 3, 1 << 20, 2000
+	ns := testNet(b)
+	sinks := map[Role]*tgen.Sink{}
+	for role, dev := range map[Role]string{N3: "n3p", N6: "n6p"} {
+		s, err := tgen.AttachSink(ns, dev)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { s.Close() })
+		sinks[role] = s
+	}
+	stats, err := ebpf.EnableStats(uint32(unix.BPF_STATS_RUN_TIME))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer stats.Close()
+
+	cases := []*benchCase{
+		{name: "reference forwarder, uplink frame", dir: N3, ref: true},
+		{name: "reference forwarder, downlink frame", dir: N6, ref: true},
+		{name: "uplink, 1 PDR", dir: N3, sessions: 1, pdrs: 1},
+		{name: "downlink, 1 PDR", dir: N6, sessions: 1, pdrs: 1},
+		{name: "uplink, 32 PDRs, last matches", dir: N3, sessions: 1, pdrs: 32},
+		{name: "uplink, MBR QER + URR", dir: N3, sessions: 1, pdrs: 1, qos: true},
+		{name: "downlink, MBR QER + URR", dir: N6, sessions: 1, pdrs: 1, qos: true},
+		{name: "uplink, 1,000,000 sessions", dir: N3, sessions: 1_000_000, pdrs: 1},
+		{name: "downlink, 1,000,000 sessions", dir: N6, sessions: 1_000_000, pdrs: 1},
+	}
+	if pat := os.Getenv("SLUICE_BENCH"); pat != "" {
+		re := regexp.MustCompile(pat)
+		cases = slices.DeleteFunc(cases, func(c *benchCase) bool { return !c.ref && !re.MatchString(c.name) })
+	}
+	for _, c := range cases {
+		c.setUp(b, ns)
+	}
+	for round := range rounds {
+		for _, c := range cases {
+			c.measure(b, ns, sinks[c.out()], frames, progRuns)
+		}
+		b.Logf("round %d of %d done", round+1, rounds)
+	}
+	printBench(cases)
+}
+
+type benchCase struct {
+	name     string
+	dir      Role // N3: uplink, N6: downlink
+	ref      bool
+	sessions int
+	pdrs     int
+	qos      bool
+
+	frame []byte
+	gen   *tgen.Generator
+	d     *Datapath
+	fwd   *refs.Forwarder
+
+	runNS, kernNS, mpps []float64
+}
+
+func (c *benchCase) out() Role {
+	if c.dir == N3 {
+		return N6
+	}
+	return N3
+}
+
+// The frames: a 64-byte UDP payload, uplink in a G-PDU with a PDU Session
+// Container. The generator cycles the TEID or the UE address over sessions.
+func (c *benchCase) setUp(b *testing.B, ns string) {
+	var vary *tgen.Vary
+	if c.dir == N3 {
+		c.frame = uplink(tunnel{src: addrGNB, dst: addrN3, teid: teidUL, qfi: 9, pduType: 1}, upFlow)
+		vary = &tgen.Vary{Offset: 14 + 20 + 8 + 4, Count: c.sessions}
+	} else {
+		f := downFlow
+		f.dst = benchUE(0)
+		c.frame = downlink(f)
+		c.frame[14+20+6], c.frame[14+20+7] = 0, 0 // no inner UDP checksum to keep right while varying
+		vary = &tgen.Vary{Offset: 14 + 16, Checksum: 14 + 10, Count: c.sessions}
+	}
+	var err error
+	if c.gen, err = tgen.NewGenerator(c.frame, vary); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.gen.Close() })
+	if c.ref {
+		err = netns.Do(ns, func() (err error) {
+			c.fwd, err = refs.Load(refs.Port{Name: "n3", Peer: macGNB}, refs.Port{Name: "n6", Peer: macRouter})
+			return err
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { c.fwd.Close() })
+		return
+	}
+	c.d = loadIn(b, ns, Options{Interfaces: []Interface{{"n3", N3}, {"n6", N6}}, GTPUAddrs: []netip.Addr{addrN3}, MaxSessions: c.sessions})
+	start := time.Now()
+	if err := c.d.Apply(benchSessions(c)); err != nil {
+		b.Fatal(err)
+	}
+	if c.sessions > 1 {
+		b.Logf("%s: installed in %v", c.name, time.Since(start).Round(time.Millisecond))
+	}
+}
+
+func benchUE(i int) netip.Addr {
+	return netip.AddrFrom4([4]byte{10, 64 + byte(i>>16), byte(i >> 8), byte(i)})
+}
+
+// benchSessions: session i has TEID 0x100+i and UE benchUE(i), its own FARs,
+// and with qos an MBR QER (100 Gbit/s, never reached) and a URR.
+func benchSessions(c *benchCase) []Op {
+	var ops []Op
+	for i := range c.sessions {
+		s := uint32(i)
+		ul, dl := 1+2*s, 2+2*s
+		ops = append(ops,
+			PutFAR{ul, FAR{Action: Forw}},
+			PutFAR{dl, FAR{Action: Forw, TEID: teidDL + s, Peer: addrGNB, Local: addrN3}})
+		up := PDR{ID: 1, Src: Access, OHR: OHRGTPUIP, FARID: ul}
+		down := PDR{ID: 2, Src: Core, FARID: dl}
+		if c.qos {
+			ops = append(ops, PutQER{1 + s, QER{QFI: 9, MBRUplink: 100e9, MBRDownlink: 100e9}}, PutURR{1 + s, URR{}})
+			up.QERIDs, up.URRIDs = [2]uint32{1 + s}, [2]uint32{1 + s}
+			down.QERIDs, down.URRIDs = [2]uint32{1 + s}, [2]uint32{1 + s}
+		}
+		ups := []PDR{up}
+		if c.pdrs > 1 {
+			// pdrs-1 filters on ports no frame uses, then the catch-all.
+			ups = nil
+			for k := range c.pdrs - 1 {
+				id := uint32(k + 1)
+				ops = append(ops, PutSDF{id, SDF{Proto: 6, DstPorts: PortRange{1, 1}}})
+				p := up
+				p.ID, p.SDFID = uint16(k+10), id
+				ups = append(ups, p)
+			}
+			ups = append(ups, up)
+		}
+		ops = append(ops,
+			PutUplink{UplinkKey{teidUL + s, 0}, Rules{Session: s, PDRs: ups, ListID: 1 + s}},
+			PutDownlink{netip.PrefixFrom(benchUE(i), 32), Rules{Session: s, PDRs: []PDR{down}}})
+	}
+	return ops
+}
+
+func (c *benchCase) program() *ebpf.Program {
+	if c.ref {
+		return c.fwd.Program()
+	}
+	return c.d.Program(c.dir)
+}
+
+func (c *benchCase) attach(ns string) error {
+	return netns.Do(ns, func() error {
+		if c.ref {
+			return c.fwd.Attach()
+		}
+		return c.d.Attach(Native)
+	})
+}
+
+func (c *benchCase) detach() error {
+	if c.ref {
+		return c.fwd.Detach()
+	}
+	return c.d.Detach()
+}
+
+func (c *benchCase) measure(b *testing.B, ns string, sink *tgen.Sink, frames uint32, progRuns int) {
+	ingress := map[Role]string{N3: "n3", N6: "n6"}[c.dir]
+	ns1, err := progRunNS(ns, c.program(), c.frame, ingress, progRuns)
+	if err != nil {
+		b.Fatalf("%s: %v", c.name, err)
+	}
+	c.runNS = append(c.runNS, ns1)
+
+	if err := c.attach(ns); err != nil {
+		b.Fatal(err)
+	}
+	defer c.detach()
+	sink.Reset()
+	before, err := c.program().Stats()
+	if err != nil {
+		b.Fatal(err)
+	}
+	took, err := c.gen.Run(ns, map[Role]string{N3: "n3p", N6: "n6p"}[c.dir], 0, frames)
+	if err != nil {
+		b.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond) // let the last batch drain
+	after, _ := c.program().Stats()
+	got, _ := sink.Received()
+	runs := after.RunCount - before.RunCount
+	if runs == 0 {
+		b.Fatalf("%s: the attached program never ran", c.name)
+	}
+	c.kernNS = append(c.kernNS, float64(after.Runtime-before.Runtime)/float64(runs))
+	c.mpps = append(c.mpps, float64(got.Packets)/took.Seconds()/1e6)
+	if got.Packets < uint64(frames)*9/10 {
+		b.Logf("%s: only %d of %d frames reached the sink", c.name, got.Packets, frames)
+	}
+}
+
+// progRunNS is the median time per run of prog on a fresh copy of frame,
+// as if it arrived on dev: BPF_PROG_RUN with repeat 1, called runs times.
+// (cilium/ebpf's Benchmark takes no context, and the FIB needs the device.)
+func progRunNS(ns string, prog *ebpf.Program, frame []byte, dev string, runs int) (float64, error) {
+	var times []float64
+	err := netns.Do(ns, func() error {
+		ifc, err := netInterface(dev)
+		if err != nil {
+			return err
+		}
+		ctx := xdpMD{DataEnd: uint32(len(frame)), IngressIfindex: uint32(ifc)}
+		out := make([]byte, len(frame)+256)
+		for range runs {
+			attr := progRunAttr{
+				progFD:  uint32(prog.FD()),
+				dataIn:  uint64(uintptr(unsafe.Pointer(&frame[0]))),
+				dataOut: uint64(uintptr(unsafe.Pointer(&out[0]))),
+				sizeIn:  uint32(len(frame)),
+				sizeOut: uint32(len(out)),
+				repeat:  1,
+				ctxIn:   uint64(uintptr(unsafe.Pointer(&ctx))),
+				ctxSize: uint32(unsafe.Sizeof(ctx)),
+			}
+			if _, _, e := unix.Syscall(unix.SYS_BPF, unix.BPF_PROG_TEST_RUN, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr)); e != 0 {
+				return fmt.Errorf("BPF_PROG_TEST_RUN: %w", e)
+			}
+			times = append(times, float64(attr.duration))
+		}
+		return nil
+	})
+	return median(times), err
+}
+
+// progRunAttr is the test_run member of union bpf_attr.
+type progRunAttr struct {
+	progFD, retval   uint32
+	sizeIn, sizeOut  uint32
+	dataIn, dataOut  uint64
+	repeat, duration uint32
+	ctxSize, ctxOut  uint32
+	ctxIn, ctxOutPtr uint64
+	flags, cpu       uint32
+	batchSize, _     uint32
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
+	return s[len(s)/2]
+}
+
+func printBench(cases []*benchCase) {
+	ref := map[Role]*benchCase{}
+	for _, c := range cases {
+		if c.ref {
+			ref[c.dir] = c
+		}
+	}
+	w := os.Stdout
+	fmt.Fprintf(w, "\n| case | prog.Run ns/pkt | x ref | in-kernel ns/pkt | x ref | Mpps | x ref |\n")
+	fmt.Fprintf(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	for _, c := range cases {
+		r := ref[c.dir]
+		run, kern, mpps := median(c.runNS), median(c.kernNS), median(c.mpps)
+		fmt.Fprintf(w, "| %s | %.1f | %.2f | %.1f | %.2f | %.2f | %.2f |\n", c.name,
+			run, run/median(r.runNS), kern, kern/median(r.kernNS), mpps, mpps/median(r.mpps))
+	}
+	fmt.Fprintf(w, "\nMedians of %d rounds; each ratio is to the reference forwarder on the same direction's frame, same run.\n", len(cases[0].runNS))
+}

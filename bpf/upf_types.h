@@ -108,11 +108,10 @@ enum upf_urr_flags {
 };
 
 enum upf_sdf_flags {
-	UPF_SDF_PROTO = 1 << 0,
-	UPF_SDF_TOS = 1 << 1,
-	UPF_SDF_FLOW_LABEL = 1 << 2,
-	UPF_SDF_V4 = 1 << 3, /* addresses are IPv4: packet must be IPv4 */
-	UPF_SDF_V6 = 1 << 4, /* addresses are IPv6: packet must be IPv6 */
+	UPF_SDF_TOS = 1 << 0,
+	UPF_SDF_FLOW_LABEL = 1 << 1,
+	UPF_SDF_V4 = 1 << 2, /* addresses are IPv4: packet must be IPv4 */
+	UPF_SDF_V6 = 1 << 3, /* addresses are IPv6: packet must be IPv6 */
 };
 
 enum upf_event_type {
@@ -141,17 +140,24 @@ struct upf_ue6_key {
 	__u32 addr[4];
 };
 
-/* One packet detection rule as the datapath sees it. */
+/*
+ * One packet detection rule as the datapath sees it. Protocol and ports of
+ * its SDF filter are inline, so a scan rejects most PDRs without another
+ * read; addresses, ToS and flow label, if any, are in the SDF slot.
+ */
 struct upf_pdr {
 	__u32 far_id;
 	__u32 qer_id[UPF_QERS_PER_PDR]; /* 0 = none */
 	__u32 urr_id[UPF_URRS_PER_PDR]; /* 0 = none */
-	__u32 sdf_id;			/* 0 = matches any packet */
-	__u16 pdr_id;			/* the PFCP rule ID, for events */
-	__u8 src_iface;			/* one UPF_SRC_* bit */
-	__u8 qfi;			/* uplink: 0 = any QFI */
-	__u8 ohr;			/* UPF_OHR_* */
-	__u8 _pad[3];
+	__u32 sdf_id;			/* 0 = no address, ToS or flow label filter */
+	__u16 sport_lo, sport_hi;	/* host order, inclusive; {0, 65535} = any */
+	__u16 dport_lo, dport_hi;
+	__u16 pdr_id;	/* the PFCP rule ID, for events */
+	__u8 src_iface; /* one UPF_SRC_* bit */
+	__u8 qfi;	/* uplink: 0 = any QFI */
+	__u8 ohr;	/* UPF_OHR_* */
+	__u8 proto;	/* 0 = any */
+	__u8 _pad[2];
 };
 
 /*
@@ -175,17 +181,15 @@ struct upf_pdr_list {
 };
 
 /*
- * SDF filter: address prefixes as value/mask pairs (v4 in word 0), port
- * ranges inclusive in host order ({0, 65535} when absent).
+ * The rest of an SDF filter: address prefixes as value/mask pairs (v4 in
+ * word 0), ToS under a mask, flow label.
  */
 struct upf_sdf {
 	__u8 flags; /* UPF_SDF_* */
-	__u8 proto;
 	__u8 tos;
 	__u8 tos_mask;
+	__u8 _pad;
 	__u32 flow_label; /* host order, 20 bits */
-	__u16 sport_lo, sport_hi;
-	__u16 dport_lo, dport_hi;
 	struct upf_addr src, src_mask;
 	struct upf_addr dst, dst_mask;
 };

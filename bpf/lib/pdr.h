@@ -3,7 +3,8 @@
  * pdr.h - packet detection (TS 29.244 §5.2.1): the session's PDRs in
  * precedence order, first match wins. A PDR matches on source interface,
  * QFI and one SDF filter; a PDR with several SDF filters arrives here as
- * consecutive entries with the same actions.
+ * consecutive entries with the same actions. The cheap, selective tests
+ * (interface, QFI, protocol, ports) come first and are inline.
  */
 #ifndef UPF_PDR_H
 #define UPF_PDR_H
@@ -24,14 +25,9 @@ static __always_inline int sdf_match(const struct upf_sdf *f, const struct upf_p
 		return 0;
 	if ((f->flags & UPF_SDF_V6) && p->family != 6)
 		return 0;
-	if ((f->flags & UPF_SDF_PROTO) && f->proto != p->proto)
-		return 0;
 	if ((f->flags & UPF_SDF_TOS) && ((p->tos & f->tos_mask) != f->tos))
 		return 0;
 	if ((f->flags & UPF_SDF_FLOW_LABEL) && f->flow_label != p->flow_label)
-		return 0;
-	if (p->sport < f->sport_lo || p->sport > f->sport_hi || p->dport < f->dport_lo ||
-	    p->dport > f->dport_hi)
 		return 0;
 	return addr_match(&p->src, &f->src, &f->src_mask) &&
 	       addr_match(&p->dst, &f->dst, &f->dst_mask);
@@ -45,6 +41,11 @@ static __always_inline int pdr_match(const struct upf_pdr *r, const struct upf_p
 	if (!(r->src_iface & p->src_mask))
 		return 0;
 	if (r->qfi && r->qfi != p->qfi)
+		return 0;
+	if (r->proto && r->proto != p->proto)
+		return 0;
+	if (p->sport < r->sport_lo || p->sport > r->sport_hi || p->dport < r->dport_lo ||
+	    p->dport > r->dport_hi)
 		return 0;
 	if (!id)
 		return 1;

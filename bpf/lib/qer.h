@@ -9,6 +9,11 @@
  * further ahead of now than the burst tolerance, and then pushes the TAT by
  * its cost. The TAT advances by compare-and-swap so that two CPUs never
  * spend the same allowance.
+ *
+ * Time is the coarse clock (one tick, 1-4 ms): the TAT bookkeeping stays
+ * exact, so the long-run rate is the MBR; only the instant of admission is
+ * coarse, which widens the burst by at most a tick. A fine clock read costs
+ * more than the rest of the QER on a virtual machine.
  */
 #ifndef UPF_QER_H
 #define UPF_QER_H
@@ -61,7 +66,7 @@ static __always_inline int qer_apply_one(__u32 id, struct upf_pkt *p, __u64 *now
 	if (!mbr)
 		return 0;
 	if (!*now)
-		*now = bpf_ktime_get_ns();
+		*now = bpf_ktime_get_coarse_ns();
 	return qer_police(p->uplink ? &q->tat_ul : &q->tat_dl, mbr, p->ip_len, *now);
 }
 

@@ -22,7 +22,7 @@ type Op interface {
 // point to is written before the lookup entry, and removed after it, so a
 // packet never sees a session half written.
 const (
-	phaseObjects = iota // FAR, QER, URR, SDF, PDR list slots
+	phaseObjects = iota // FAR, QER and URR slots
 	phaseLookups        // uplink and downlink entries
 	phaseUnlink         // lookup entries removed
 	phaseFree           // slots cleared
@@ -108,23 +108,8 @@ func (o PutURR) apply(d *Datapath) error {
 	return putSlot(d.objs.Urrs, "urr", o.ID, &v)
 }
 
-// PutSDF writes an SDF filter into its slot.
-type PutSDF struct {
-	ID  uint32
-	SDF SDF
-}
-
-func (o PutSDF) phase() int     { return phaseObjects }
-func (o PutSDF) String() string { return fmt.Sprintf("install sdf %d", o.ID) }
-func (o PutSDF) apply(d *Datapath) error {
-	v, err := o.SDF.encode()
-	if err != nil {
-		return err
-	}
-	return putSlot(d.objs.Sdfs, "sdf", o.ID, &v)
-}
-
-// PutUplink points a local F-TEID at rules (and writes their PDR list).
+// PutUplink points a local F-TEID at rules (after writing their PDR list
+// and SDF slots).
 type PutUplink struct {
 	Key   UplinkKey
 	Rules Rules
@@ -157,14 +142,30 @@ func (o PutDownlink) apply(d *Datapath) error {
 	return d.putRules(m, key, o.Rules)
 }
 
-// The list goes in first: a lookup entry never names a list not yet written.
+// SDF slots and the list go in first: a lookup entry never names a slot
+// not yet written.
 func (d *Datapath) putRules(m *ebpf.Map, key any, r Rules) error {
 	v, err := r.encode()
 	if err != nil {
 		return err
 	}
+	for _, p := range r.PDRs {
+		if !p.Filter.NeedsSlot() {
+			continue
+		}
+		sdf, err := p.Filter.encode()
+		if err != nil {
+			return fmt.Errorf("pdr %d: %w", p.ID, err)
+		}
+		if err := putSlot(d.objs.Sdfs, "sdf", p.SDFID, &sdf); err != nil {
+			return err
+		}
+	}
 	if len(r.PDRs) > 1 {
-		l := r.encodeList()
+		l, err := r.encodeList()
+		if err != nil {
+			return err
+		}
 		if err := putSlot(d.objs.PdrLists, "pdr list", r.ListID, &l); err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package datapath
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
 	"os"
 	"regexp"
@@ -11,6 +12,8 @@ import (
 	"unsafe"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/link"
 	"golang.org/x/sys/unix"
 
 	"github.com/sluice-upf/sluice/internal/netns"
@@ -31,7 +34,7 @@ import (
 // packet (BPF run-time statistics) while attached, under real traffic from
 // the live-frame generator through veths, with the rate the sink saw.
 func BenchmarkDatapath(b *testing.B) {
-	const rounds, frames, progRuns = 3, 1 << 20, 2000
+	const rounds, frames, progRuns = 5, 1 << 20, 2000
 	ns := testNet(b)
 	sinks := map[Role]*tgen.Sink{}
 	for role, dev := range map[Role]string{N3: "n3p", N6: "n6p"} {
@@ -49,6 +52,7 @@ func BenchmarkDatapath(b *testing.B) {
 	defer stats.Close()
 
 	cases := []*benchCase{
+		{name: "floor: empty program (measurement overhead)", dir: N3, floor: true},
 		{name: "reference forwarder, uplink frame", dir: N3, ref: true},
 		{name: "reference forwarder, downlink frame", dir: N6, ref: true},
 		{name: "uplink, 1 PDR", dir: N3, sessions: 1, pdrs: 1},
@@ -61,7 +65,7 @@ func BenchmarkDatapath(b *testing.B) {
 	}
 	if pat := os.Getenv("SLUICE_BENCH"); pat != "" {
 		re := regexp.MustCompile(pat)
-		cases = slices.DeleteFunc(cases, func(c *benchCase) bool { return !c.ref && !re.MatchString(c.name) })
+		cases = slices.DeleteFunc(cases, func(c *benchCase) bool { return !c.ref && !c.floor && !re.MatchString(c.name) })
 	}
 	for _, c := range cases {
 		c.setUp(b, ns)
@@ -71,6 +75,11 @@ func BenchmarkDatapath(b *testing.B) {
 			c.measure(b, ns, sinks[c.out()], frames, progRuns)
 		}
 		b.Logf("round %d of %d done", round+1, rounds)
+		if os.Getenv("SLUICE_BENCH_DEBUG") != "" {
+			for _, c := range cases {
+				b.Logf("%s: prog.Run %v in-kernel %v Mpps %v", c.name, c.runNS, c.kernNS, c.mpps)
+			}
+		}
 	}
 	printBench(cases)
 }
@@ -78,7 +87,8 @@ func BenchmarkDatapath(b *testing.B) {
 type benchCase struct {
 	name     string
 	dir      Role // N3: uplink, N6: downlink
-	ref      bool
+	ref      bool // the reference forwarder
+	floor    bool // a program that drops at once: what measuring itself costs
 	sessions int
 	pdrs     int
 	qos      bool
@@ -87,6 +97,8 @@ type benchCase struct {
 	gen   *tgen.Generator
 	d     *Datapath
 	fwd   *refs.Forwarder
+	empty *ebpf.Program
+	link  link.Link
 
 	runNS, kernNS, mpps []float64
 }
@@ -117,6 +129,15 @@ func (c *benchCase) setUp(b *testing.B, ns string) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { c.gen.Close() })
+	if c.floor {
+		c.empty, err = ebpf.NewProgram(&ebpf.ProgramSpec{Type: ebpf.XDP, License: "GPL",
+			Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, int32(Dropped)), asm.Return()}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { c.empty.Close() })
+		return
+	}
 	if c.ref {
 		err = netns.Do(ns, func() (err error) {
 			c.fwd, err = refs.Load(refs.Port{Name: "n3", Peer: macGNB}, refs.Port{Name: "n6", Peer: macRouter})
@@ -164,10 +185,8 @@ func benchSessions(c *benchCase) []Op {
 			// pdrs-1 filters on ports no frame uses, then the catch-all.
 			ups = nil
 			for k := range c.pdrs - 1 {
-				id := uint32(k + 1)
-				ops = append(ops, PutSDF{id, SDF{Proto: 6, DstPorts: PortRange{1, 1}}})
 				p := up
-				p.ID, p.SDFID = uint16(k+10), id
+				p.ID, p.Filter = uint16(k+10), SDF{Proto: 6, DstPorts: PortRange{1, 1}}
 				ups = append(ups, p)
 			}
 			ups = append(ups, up)
@@ -180,6 +199,9 @@ func benchSessions(c *benchCase) []Op {
 }
 
 func (c *benchCase) program() *ebpf.Program {
+	if c.floor {
+		return c.empty
+	}
 	if c.ref {
 		return c.fwd.Program()
 	}
@@ -187,7 +209,15 @@ func (c *benchCase) program() *ebpf.Program {
 }
 
 func (c *benchCase) attach(ns string) error {
-	return netns.Do(ns, func() error {
+	return netns.Do(ns, func() (err error) {
+		if c.floor {
+			ifc, err := net.InterfaceByName("n3")
+			if err != nil {
+				return err
+			}
+			c.link, err = link.AttachXDP(link.XDPOptions{Program: c.empty, Interface: ifc.Index, Flags: link.XDPDriverMode})
+			return err
+		}
 		if c.ref {
 			return c.fwd.Attach()
 		}
@@ -196,6 +226,9 @@ func (c *benchCase) attach(ns string) error {
 }
 
 func (c *benchCase) detach() error {
+	if c.floor {
+		return c.link.Close()
+	}
 	if c.ref {
 		return c.fwd.Detach()
 	}
@@ -232,7 +265,7 @@ func (c *benchCase) measure(b *testing.B, ns string, sink *tgen.Sink, frames uin
 	}
 	c.kernNS = append(c.kernNS, float64(after.Runtime-before.Runtime)/float64(runs))
 	c.mpps = append(c.mpps, float64(got.Packets)/took.Seconds()/1e6)
-	if got.Packets < uint64(frames)*9/10 {
+	if got.Packets < uint64(frames)*9/10 && !c.floor {
 		b.Logf("%s: only %d of %d frames reached the sink", c.name, got.Packets, frames)
 	}
 }
@@ -304,6 +337,10 @@ func printBench(cases []*benchCase) {
 	for _, c := range cases {
 		r := ref[c.dir]
 		run, kern, mpps := median(c.runNS), median(c.kernNS), median(c.mpps)
+		if c.floor {
+			fmt.Fprintf(w, "| %s | %.1f | | %.1f | | | |\n", c.name, run, kern)
+			continue
+		}
 		fmt.Fprintf(w, "| %s | %.1f | %.2f | %.1f | %.2f | %.2f | %.2f |\n", c.name,
 			run, run/median(r.runNS), kern, kern/median(r.kernNS), mpps, mpps/median(r.mpps))
 	}

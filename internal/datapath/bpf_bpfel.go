@@ -147,11 +147,16 @@ type bpfUpfPdr struct {
 	QerId    [2]uint32
 	UrrId    [2]uint32
 	SdfId    uint32
+	SportLo  uint16
+	SportHi  uint16
+	DportLo  uint16
+	DportHi  uint16
 	PdrId    uint16
 	SrcIface uint8
 	Qfi      uint8
 	Ohr      uint8
-	Pad      [3]uint8
+	Proto    uint8
+	Pad      [2]uint8
 }
 
 type bpfUpfPdrList struct {
@@ -185,14 +190,10 @@ type bpfUpfRules struct {
 type bpfUpfSdf struct {
 	_         structs.HostLayout
 	Flags     uint8
-	Proto     uint8
 	Tos       uint8
 	TosMask   uint8
+	Pad       uint8
 	FlowLabel uint32
-	SportLo   uint16
-	SportHi   uint16
-	DportLo   uint16
-	DportHi   uint16
 	Src       bpfUpfAddr
 	SrcMask   bpfUpfAddr
 	Dst       bpfUpfAddr

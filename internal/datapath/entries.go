@@ -30,7 +30,9 @@ const (
 	OHRGTPUIP OHR = OHRGTPUv4 | OHRGTPUv6 // description 6
 )
 
-// PDR is one packet detection rule. Its SDF filter, if any, is in SDFID.
+// PDR is one packet detection rule. Protocol and ports of its filter go
+// inline; addresses, ToS and flow label need an SDF slot (SDFID), which the
+// datapath writes together with the PDR.
 type PDR struct {
 	ID     uint16 // PFCP PDR ID, reported in events
 	Src    SrcIface
@@ -39,20 +41,30 @@ type PDR struct {
 	FARID  uint32
 	QERIDs [2]uint32
 	URRIDs [2]uint32
-	SDFID  uint32
+	Filter SDF    // zero: matches every packet
+	SDFID  uint32 // slot for the filter's rest, when Filter.NeedsSlot()
 }
 
-func (p PDR) encode() bpfUpfPdr {
-	return bpfUpfPdr{
+func (p PDR) encode() (bpfUpfPdr, error) {
+	v := bpfUpfPdr{
 		FarId:    p.FARID,
 		QerId:    p.QERIDs,
 		UrrId:    p.URRIDs,
-		SdfId:    p.SDFID,
 		PdrId:    p.ID,
 		SrcIface: 1 << p.Src,
 		Qfi:      p.QFI,
 		Ohr:      uint8(p.OHR),
+		Proto:    p.Filter.Proto,
 	}
+	v.SportLo, v.SportHi = p.Filter.SrcPorts.bounds()
+	v.DportLo, v.DportHi = p.Filter.DstPorts.bounds()
+	if p.Filter.NeedsSlot() {
+		if p.SDFID == 0 {
+			return v, fmt.Errorf("pdr %d: its filter needs an sdf slot", p.ID)
+		}
+		v.SdfId = p.SDFID
+	}
+	return v, nil
 }
 
 // Rules is what a lookup entry holds: the session and its PDRs for one
@@ -70,7 +82,9 @@ func (r Rules) encode() (bpfUpfRules, error) {
 	case n == 0:
 		return v, fmt.Errorf("session %#x: no PDR", r.Session)
 	case n == 1:
-		v.Pdr = r.PDRs[0].encode()
+		pdr, err := r.PDRs[0].encode()
+		v.Pdr = pdr
+		return v, err
 	case n > MaxPDRs:
 		return v, fmt.Errorf("session %#x: %d PDRs, at most %d", r.Session, n, MaxPDRs)
 	case r.ListID == 0:
@@ -79,12 +93,16 @@ func (r Rules) encode() (bpfUpfRules, error) {
 	return v, nil
 }
 
-func (r Rules) encodeList() bpfUpfPdrList {
+func (r Rules) encodeList() (bpfUpfPdrList, error) {
 	l := bpfUpfPdrList{N: uint32(len(r.PDRs))}
 	for i, p := range r.PDRs {
-		l.Pdrs[i] = p.encode()
+		pdr, err := p.encode()
+		if err != nil {
+			return l, err
+		}
+		l.Pdrs[i] = pdr
 	}
-	return l
+	return l, nil
 }
 
 // UplinkKey finds a session by the local F-TEID a G-PDU arrived on.
@@ -116,14 +134,15 @@ type SDF struct {
 	MatchFlow bool // FlowLabel is matched
 }
 
+// NeedsSlot says whether the filter has parts beyond protocol and ports.
+func (s SDF) NeedsSlot() bool {
+	return s.Src.IsValid() || s.Dst.IsValid() || s.TOSMask != 0 || s.MatchFlow
+}
+
 func (s SDF) encode() (bpfUpfSdf, error) {
 	var v bpfUpfSdf
 	if s.Src.IsValid() && s.Dst.IsValid() && s.Src.Addr().Is4() != s.Dst.Addr().Is4() {
 		return v, fmt.Errorf("sdf: source %s and destination %s are of different families", s.Src, s.Dst)
-	}
-	if s.Proto != 0 {
-		v.Flags |= uint8(sdfProto)
-		v.Proto = s.Proto
 	}
 	if s.TOSMask != 0 {
 		v.Flags |= uint8(sdfTOS)
@@ -133,8 +152,6 @@ func (s SDF) encode() (bpfUpfSdf, error) {
 		v.Flags |= uint8(sdfFlowLabel)
 		v.FlowLabel = s.FlowLabel & 0xfffff
 	}
-	v.SportLo, v.SportHi = s.SrcPorts.bounds()
-	v.DportLo, v.DportHi = s.DstPorts.bounds()
 	for _, side := range []struct {
 		p          netip.Prefix
 		addr, mask *bpfUpfAddr
@@ -153,12 +170,12 @@ func (s SDF) encode() (bpfUpfSdf, error) {
 	return v, nil
 }
 
+// The UPF_SDF_* bits of the contract.
 const (
-	sdfProto     = 1 << 0
-	sdfTOS       = 1 << 1
-	sdfFlowLabel = 1 << 2
-	sdfV4        = 1 << 3
-	sdfV6        = 1 << 4
+	sdfTOS       = 1 << 0
+	sdfFlowLabel = 1 << 1
+	sdfV4        = 1 << 2
+	sdfV6        = 1 << 3
 )
 
 // Action is a FAR's Apply Action bits (§8.2.26) that the datapath acts on.

@@ -271,3 +271,28 @@ func TestPrivilegedNextHopCache(t *testing.T) {
 		t.Errorf("after the neighbour moved, sent to %x, want %x", out[:6], moved)
 	}
 }
+
+// The MBR holds over time: offered far above it for 400 ms, the bytes
+// admitted are the MBR's worth plus at most the burst (5 ms and a tick).
+func TestPrivilegedMBRRate(t *testing.T) {
+	ns := testNet(t)
+	d := loadIn(t, ns, Options{MBRBurst: 5 * time.Millisecond})
+	const mbr = 10e6 // bit/s
+	ops := append(baseSession(), PutQER{2, QER{MBRUplink: mbr}},
+		uplinkPDRs(PDR{ID: 1, Src: Access, OHR: OHRGTPUv4, FARID: 1, QERIDs: [2]uint32{2}, URRIDs: [2]uint32{1}}))
+	if err := d.Apply(ops); err != nil {
+		t.Fatal(err)
+	}
+	frame := uplink(ulTunnel, upFlow)
+	start := time.Now()
+	for n := 0; n < 400_000 && time.Since(start) < 400*time.Millisecond; n++ {
+		runXDP(t, d, ns, N3, frame)
+	}
+	elapsed := time.Since(start).Seconds()
+	u, _ := d.Usage(1)
+	allowed := mbr / 8 * elapsed
+	burst := mbr / 8 * (0.005 + 0.004 + 0.004) // burst, a tick at each end
+	if got := float64(u.Uplink.Bytes); got > allowed+burst || got < 0.8*allowed {
+		t.Errorf("admitted %.0f bytes in %.3f s at %g bit/s: want %.0f (+%.0f burst)", got, elapsed, mbr, allowed, burst)
+	}
+}

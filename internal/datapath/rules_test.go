@@ -2,6 +2,7 @@ package datapath
 
 import (
 	"net/netip"
+	"strings"
 	"testing"
 
 	"github.com/gopacket/gopacket/layers"
@@ -12,8 +13,8 @@ func uplinkPDRs(pdrs ...PDR) Op {
 	return PutUplink{UplinkKey{teidUL, epN3}, Rules{Session: 1, PDRs: pdrs, ListID: 1}}
 }
 
-func sdfPDR(sdf uint32) PDR {
-	return PDR{ID: 7, Src: Access, OHR: OHRGTPUv4, FARID: 1, SDFID: sdf, URRIDs: [2]uint32{7}}
+func sdfPDR(f SDF) PDR {
+	return PDR{ID: 7, Src: Access, OHR: OHRGTPUv4, FARID: 1, Filter: f, SDFID: 7, URRIDs: [2]uint32{7}}
 }
 
 // precedence32 is 32 uplink PDRs: PDR i matches destination port 6000+i
@@ -24,9 +25,8 @@ func precedence32(catchAll bool) []Op {
 	for i := range uint32(MaxPDRs) {
 		p := PDR{ID: uint16(i + 1), Src: Access, OHR: OHRGTPUv4, FARID: 1, URRIDs: [2]uint32{10 + i}}
 		if i < MaxPDRs-1 || !catchAll {
-			p.SDFID = 10 + i
 			port := uint16(6000 + i)
-			ops = append(ops, PutSDF{10 + i, SDF{DstPorts: PortRange{port, port}}})
+			p.Filter = SDF{DstPorts: PortRange{port, port}}
 		}
 		ops = append(ops, PutURR{10 + i, URR{}})
 		pdrs = append(pdrs, p)
@@ -44,7 +44,7 @@ func TestPrivilegedRules(t *testing.T) {
 	qfiTunnel := func(q uint8) tunnel {
 		return tunnel{src: addrGNB, dst: addrN3, teid: teidUL, qfi: q, pduType: 1}
 	}
-	sdf := func(s SDF) []Op { return []Op{PutSDF{7, s}, PutURR{7, URR{}}, uplinkPDRs(sdfPDR(7))} }
+	sdf := func(s SDF) []Op { return []Op{PutURR{7, URR{}}, uplinkPDRs(sdfPDR(s))} }
 	ok := decapOut(upFlow)
 	runFixtures(t, []fixture{
 		{name: "first of 32 PDRs", ops: precedence32(true), role: N3, frame: uplink(ulTunnel, withPort(upFlow, 6000)),
@@ -155,4 +155,14 @@ func TestPrivilegedPaths(t *testing.T) {
 			want: Dropped, drop: DropNoSession,
 			event: &Event{Type: EventUnknownTEID, Iface: N3, TEID: teidUL, Peer: addrPeer}},
 	})
+}
+
+func TestPrivilegedFilterNeedsSlot(t *testing.T) {
+	ns := testNet(t)
+	d := loadIn(t, ns, Options{})
+	p := PDR{ID: 3, Src: Access, OHR: OHRGTPUv4, FARID: 1, Filter: SDF{Dst: netip.MustParsePrefix("198.18.7.0/24")}}
+	err := d.Apply([]Op{uplinkPDRs(p)})
+	if err == nil || !strings.Contains(err.Error(), "pdr 3: its filter needs an sdf slot") {
+		t.Errorf("error %v, want one naming pdr 3 and its missing sdf slot", err)
+	}
 }

@@ -60,19 +60,20 @@ var ErrFull = errors.New("map full")
 
 func putSlot(m *ebpf.Map, what string, id uint32, v any) error {
 	if id == 0 || id >= m.MaxEntries() {
-		return fmt.Errorf("%s slot %d out of range 1..%d: %w", what, id, m.MaxEntries()-1, ErrFull)
+		return fmt.Errorf("%s slot %d is outside 1..%d: %w", what, id, m.MaxEntries()-1, ErrFull)
 	}
 	return m.Put(id, v)
 }
 
 // PutFAR writes a FAR into its slot.
 type PutFAR struct {
-	ID  uint32
-	FAR FAR
+	ID      uint32
+	FAR     FAR
+	Session uint32 // named in errors
 }
 
 func (o PutFAR) phase() int     { return phaseObjects }
-func (o PutFAR) String() string { return fmt.Sprintf("install far %d", o.ID) }
+func (o PutFAR) String() string { return fmt.Sprintf("install far %d of session %#x", o.ID, o.Session) }
 func (o PutFAR) apply(d *Datapath) error {
 	v, err := o.FAR.encode()
 	if err != nil {
@@ -83,12 +84,13 @@ func (o PutFAR) apply(d *Datapath) error {
 
 // PutQER writes a QER into its slot, its rate state reset.
 type PutQER struct {
-	ID  uint32
-	QER QER
+	ID      uint32
+	QER     QER
+	Session uint32 // named in errors
 }
 
 func (o PutQER) phase() int     { return phaseObjects }
-func (o PutQER) String() string { return fmt.Sprintf("install qer %d", o.ID) }
+func (o PutQER) String() string { return fmt.Sprintf("install qer %d of session %#x", o.ID, o.Session) }
 func (o PutQER) apply(d *Datapath) error {
 	v := o.QER.encode()
 	return putSlot(d.objs.Qers, "qer", o.ID, &v)
@@ -97,12 +99,13 @@ func (o PutQER) apply(d *Datapath) error {
 // PutURR writes a URR into its slot. Its usage counters are left alone:
 // ResetUsage clears them when the slot is given to a new URR.
 type PutURR struct {
-	ID  uint32
-	URR URR
+	ID      uint32
+	URR     URR
+	Session uint32 // named in errors
 }
 
 func (o PutURR) phase() int     { return phaseObjects }
-func (o PutURR) String() string { return fmt.Sprintf("install urr %d", o.ID) }
+func (o PutURR) String() string { return fmt.Sprintf("install urr %d of session %#x", o.ID, o.Session) }
 func (o PutURR) apply(d *Datapath) error {
 	v := o.URR.encode()
 	return putSlot(d.objs.Urrs, "urr", o.ID, &v)

@@ -3,7 +3,9 @@ package datapath
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
+	"path/filepath"
 
 	"github.com/cilium/ebpf/link"
 )
@@ -18,7 +20,8 @@ const (
 
 // Attach puts each role's program on its interface. The kernel's FIB
 // answers XDP lookups only where forwarding is on, so it is switched on for
-// these interfaces.
+// these interfaces. With pinning, a link pinned by an earlier run is given
+// the new program in place: the interface is never without one.
 func (d *Datapath) Attach(mode XDPMode) error {
 	flags := link.XDPDriverMode
 	switch mode {
@@ -32,7 +35,7 @@ func (d *Datapath) Attach(mode XDPMode) error {
 		if err := enableForwarding(dev.Name); err != nil {
 			return errors.Join(err, d.Detach())
 		}
-		l, err := link.AttachXDP(link.XDPOptions{Program: d.Program(role), Interface: dev.Index, Flags: flags})
+		l, err := d.attachOne(role, dev, flags)
 		if err != nil {
 			return errors.Join(fmt.Errorf("datapath: attach %s to %s (%s mode): %w", role, dev.Name, mode, err), d.Detach())
 		}
@@ -41,10 +44,61 @@ func (d *Datapath) Attach(mode XDPMode) error {
 	return nil
 }
 
-// Detach removes the programs from the interfaces.
+func (d *Datapath) attachOne(role Role, dev *net.Interface, flags link.XDPAttachFlags) (link.Link, error) {
+	if d.pinPath == "" {
+		return link.AttachXDP(link.XDPOptions{Program: d.Program(role), Interface: dev.Index, Flags: flags})
+	}
+	path := d.linkPin(role)
+	if l, err := link.LoadPinnedLink(path, nil); err == nil {
+		if err := l.Update(d.Program(role)); err != nil {
+			l.Close()
+			return nil, fmt.Errorf("replace the program in %s: %w", path, err)
+		}
+		return l, nil
+	}
+	l, err := link.AttachXDP(link.XDPOptions{Program: d.Program(role), Interface: dev.Index, Flags: flags})
+	if err != nil {
+		return nil, err
+	}
+	if err := l.Pin(path); err != nil {
+		l.Close()
+		return nil, fmt.Errorf("pin the link: %w", err)
+	}
+	return l, nil
+}
+
+func (d *Datapath) linkPin(r Role) string { return filepath.Join(d.pinPath, "link_"+r.String()) }
+
+// Unpin removes the pinned links and maps: the programs are detached once
+// nothing else holds them, and the next Load starts afresh.
+func (d *Datapath) Unpin() error {
+	if d.pinPath == "" {
+		return nil
+	}
+	var errs []error
+	for _, l := range d.links {
+		errs = append(errs, l.Unpin())
+	}
+	for role := range d.ifaces {
+		if err := os.Remove(d.linkPin(role)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	for _, name := range d.pinnedMaps {
+		if err := os.Remove(filepath.Join(d.pinPath, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Detach removes the programs from the interfaces (and their pins).
 func (d *Datapath) Detach() error {
 	var errs []error
 	for _, l := range d.links {
+		if d.pinPath != "" {
+			errs = append(errs, l.Unpin())
+		}
 		errs = append(errs, l.Close())
 	}
 	d.links = nil

@@ -171,12 +171,12 @@ func benchSessions(c *benchCase) []Op {
 		s := uint32(i)
 		ul, dl := 1+2*s, 2+2*s
 		ops = append(ops,
-			PutFAR{ul, FAR{Action: Forw}},
-			PutFAR{dl, FAR{Action: Forw, TEID: teidDL + s, Peer: addrGNB, Local: addrN3}})
+			PutFAR{ID: ul, FAR: FAR{Action: Forw}},
+			PutFAR{ID: dl, FAR: FAR{Action: Forw, TEID: teidDL + s, Peer: addrGNB, Local: addrN3}})
 		up := PDR{ID: 1, Src: Access, OHR: OHRGTPUIP, FARID: ul}
 		down := PDR{ID: 2, Src: Core, FARID: dl}
 		if c.qos {
-			ops = append(ops, PutQER{1 + s, QER{QFI: 9, MBRUplink: 100e9, MBRDownlink: 100e9}}, PutURR{1 + s, URR{}})
+			ops = append(ops, PutQER{ID: 1 + s, QER: QER{QFI: 9, MBRUplink: 100e9, MBRDownlink: 100e9}}, PutURR{ID: 1 + s, URR: URR{}})
 			up.QERIDs, up.URRIDs = [2]uint32{1 + s}, [2]uint32{1 + s}
 			down.QERIDs, down.URRIDs = [2]uint32{1 + s}, [2]uint32{1 + s}
 		}

@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/cilium/ebpf"
@@ -58,6 +60,10 @@ type Options struct {
 	EventInterval time.Duration
 	// MBRBurst is how far ahead of its rate a QER may run; 0 means 5 ms.
 	MBRBurst time.Duration
+	// PinPath, if set, is a bpffs directory where maps and links are pinned:
+	// a later Load with the same path and sizes takes the sessions and
+	// counters back, and its Attach replaces the programs without a gap.
+	PinPath string
 	// NextHopTTL is how long a next hop from the kernel FIB is reused before
 	// asking again: route and neighbour changes show within it. 0 means
 	// 50 ms, negative disables the cache.
@@ -98,10 +104,13 @@ func SizesFor(n int) Sizes {
 
 // Datapath is a loaded XDP fast path.
 type Datapath struct {
-	objs   bpfObjects
-	sizes  Sizes
-	ifaces map[Role]*net.Interface
-	links  []link.Link
+	objs    bpfObjects
+	sizes   Sizes
+	ifaces  map[Role]*net.Interface
+	links   []link.Link
+	pinPath string
+	// pinnedMaps are the names of the maps pinned under pinPath.
+	pinnedMaps []string
 }
 
 // Load checks the options, sizes the maps and loads the programs. The
@@ -143,11 +152,27 @@ func Load(opts Options) (*Datapath, error) {
 		return nil, err
 	}
 
-	d := &Datapath{sizes: sizes, ifaces: ifaces}
-	if err := spec.LoadAndAssign(&d.objs, nil); err != nil {
+	d := &Datapath{sizes: sizes, ifaces: ifaces, pinPath: opts.PinPath}
+	var copts ebpf.CollectionOptions
+	if opts.PinPath != "" {
+		if err := os.MkdirAll(opts.PinPath, 0o700); err != nil {
+			return nil, fmt.Errorf("datapath: pin directory: %w", err)
+		}
+		for name, m := range spec.Maps {
+			if !strings.HasPrefix(name, ".") { // not the program's constants
+				m.Pinning = ebpf.PinByName
+				d.pinnedMaps = append(d.pinnedMaps, name)
+			}
+		}
+		copts.Maps.PinPath = opts.PinPath
+	}
+	if err := spec.LoadAndAssign(&d.objs, &copts); err != nil {
 		var ve *ebpf.VerifierError
-		if errors.As(err, &ve) {
+		switch {
+		case errors.As(err, &ve):
 			return nil, fmt.Errorf("datapath: load: %+v", ve)
+		case errors.Is(err, ebpf.ErrMapIncompatible):
+			return nil, fmt.Errorf("datapath: maps pinned in %s were made with other sizes or another version; remove them to start afresh: %w", opts.PinPath, err)
 		}
 		return nil, fmt.Errorf("datapath: load: %w", err)
 	}
@@ -260,8 +285,18 @@ func (d *Datapath) Program(r Role) *ebpf.Program {
 	return nil
 }
 
-// Close detaches the programs and releases everything loaded.
+// Close releases everything loaded. Without pinning the programs are
+// detached; with pinning they stay attached and the maps stay, for the
+// next Load to take over.
 func (d *Datapath) Close() error {
-	err := d.Detach()
+	var err error
+	if d.pinPath == "" {
+		err = d.Detach()
+	} else {
+		for _, l := range d.links {
+			err = errors.Join(err, l.Close()) // the pinned link keeps the program attached
+		}
+		d.links = nil
+	}
 	return errors.Join(err, d.objs.Close())
 }

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +16,8 @@ import (
 	"github.com/cilium/ebpf/link"
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
+	"golang.org/x/sys/unix"
+
 	"github.com/sluice-upf/sluice/internal/netns"
 )
 
@@ -89,6 +92,16 @@ func listenUDP(t *testing.T, ns, addr string) *net.UDPConn {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
+	// Room for every datagram of an exchange, should the reader be late.
+	raw, err := c.SyscallConn()
+	if err == nil {
+		raw.Control(func(fd uintptr) {
+			err = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 16<<20)
+		})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 	return c
 }
 
@@ -108,42 +121,122 @@ func receive(c *net.UDPConn, n int) [][]byte {
 }
 
 func TestPrivilegedEndToEnd(t *testing.T) {
+	for _, mode := range []XDPMode{Native, Generic} {
+		t.Run(string(mode), func(t *testing.T) {
+			n := newE2ENet(t)
+			d := loadIn(t, n.upf, Options{Interfaces: []Interface{{"n3", N3}, {"n6", N6}}, GTPUAddrs: []netip.Addr{addrN3}})
+			if err := netns.Do(n.upf, func() error { return d.Attach(mode) }); err != nil {
+				t.Fatal(err)
+			}
+			if err := d.Apply(baseSession()); err != nil {
+				t.Fatal(err)
+			}
+			p := n.peers(t)
+			p.exchange(t, 0, 2000)
+			checkUsage(t, d, 2000)
+			s, _ := d.Stats()
+			if s.Verdicts[Redirected] != 2*2000 {
+				t.Errorf("redirected %d, want %d; drops %v", s.Verdicts[Redirected], 2*2000, s.Drops)
+			}
+			p.echo(t)
+		})
+	}
+}
+
+// With pinning, the datapath forwards while no process holds it, and the
+// next Load takes the sessions and counters back.
+func TestPrivilegedPinnedRestart(t *testing.T) {
 	n := newE2ENet(t)
+	pin := fmt.Sprintf("/sys/fs/bpf/sluice-test-%d", os.Getpid())
+	t.Cleanup(func() { os.RemoveAll(pin) })
+	opts := Options{Interfaces: []Interface{{"n3", N3}, {"n6", N6}}, GTPUAddrs: []netip.Addr{addrN3}, PinPath: pin}
+	load := func() *Datapath {
+		var d *Datapath
+		err := netns.Do(n.upf, func() (err error) {
+			if d, err = Load(opts); err == nil {
+				err = d.Attach(Native)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	p := n.peers(t)
+
+	first := load()
+	if err := first.Apply(baseSession()); err != nil {
+		t.Fatal(err)
+	}
+	p.exchange(t, 0, 500)
+	first.Close()
+	p.exchange(t, 500, 500) // nobody holds the datapath: it still forwards
+
+	second := load()
+	p.exchange(t, 1000, 500)
+	checkUsage(t, second, 1500)
+
+	if err := second.Unpin(); err != nil {
+		t.Fatal(err)
+	}
+	second.Close()
+	out, _ := exec.Command("ip", "-n", n.upf, "link", "show", "n3").CombinedOutput()
+	if strings.Contains(string(out), "xdp") {
+		t.Errorf("a program is still attached after Unpin:\n%s", out)
+	}
+}
+
+func checkUsage(t *testing.T, d *Datapath, count uint64) {
+	t.Helper()
+	u, err := d.Usage(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pdu := uint64(20 + 8 + e2ePayload) // the inner IPv4 packet, as URRs count it
+	if want := (Usage{Uplink: Traffic{count, count * pdu}, Downlink: Traffic{count, count * pdu}}); u != want {
+		t.Errorf("usage %+v, want %+v", u, want)
+	}
+}
+
+const e2ePayload = 100
+
+// e2ePeers are the gNB's and the DN's sockets.
+type e2ePeers struct{ gnb, dnRx, dnTx *net.UDPConn }
+
+func (n e2eNet) peers(t *testing.T) e2ePeers {
 	attachPass(t, n.gnb, "gnb0")
 	attachPass(t, n.dn, "dn0")
-	d := loadIn(t, n.upf, Options{Interfaces: []Interface{{"n3", N3}, {"n6", N6}}, GTPUAddrs: []netip.Addr{addrN3}})
-	if err := netns.Do(n.upf, func() error { return d.Attach(Native) }); err != nil {
-		t.Fatal(err)
+	return e2ePeers{
+		gnb:  listenUDP(t, n.gnb, "198.18.3.1:2152"),
+		dnRx: listenUDP(t, n.dn, "198.18.7.10:5001"),
+		dnTx: listenUDP(t, n.dn, "198.18.7.10:5002"),
 	}
-	if err := d.Apply(baseSession()); err != nil {
-		t.Fatal(err)
-	}
+}
 
-	gnb := listenUDP(t, n.gnb, "198.18.3.1:2152")
-	dnRx := listenUDP(t, n.dn, "198.18.7.10:5001")
-	dnTx := listenUDP(t, n.dn, "198.18.7.10:5002")
-	const count, payload = 2000, 100
+// exchange sends count numbered datagrams each way, starting at first, and
+// checks that each arrives once, in order and intact.
+func (p e2ePeers) exchange(t *testing.T, first, count int) {
+	t.Helper()
 	upf := &net.UDPAddr{IP: addrN3.AsSlice(), Port: 2152}
 	ue := &net.UDPAddr{IP: addrUE.AsSlice(), Port: 40000}
 
-	// Uplink: G-PDUs from the gNB's socket, each a UDP datagram numbered i.
-	upc := receiveAsync(dnRx, count)
-	for i := range count {
+	upc := receiveAsync(p.dnRx, count)
+	for i := first; i < first+count; i++ {
 		f := upFlow
-		f.payload = payload
+		f.payload = e2ePayload
 		b := serialize(append([]gopacket.SerializableLayer{tunnel{teid: teidUL, qfi: 9, pduType: 1}.gtp()}, numbered(f, i)...)...)
-		if _, err := gnb.WriteToUDP(b, upf); err != nil {
+		if _, err := p.gnb.WriteToUDP(b, upf); err != nil {
 			t.Fatal(err)
 		}
 		pace(i)
 	}
 	up := <-upc
-	// Downlink: datagrams from the DN to the UE, numbered i.
-	downc := receiveAsync(gnb, count)
-	for i := range count {
-		msg := make([]byte, payload)
+	downc := receiveAsync(p.gnb, count)
+	for i := first; i < first+count; i++ {
+		msg := make([]byte, e2ePayload)
 		binary.BigEndian.PutUint32(msg, uint32(i))
-		if _, err := dnTx.WriteToUDP(msg, ue); err != nil {
+		if _, err := p.dnTx.WriteToUDP(msg, ue); err != nil {
 			t.Fatal(err)
 		}
 		pace(i)
@@ -154,36 +247,26 @@ func TestPrivilegedEndToEnd(t *testing.T) {
 		t.Errorf("uplink: %d of %d datagrams reached the DN", len(up), count)
 	}
 	for i, b := range up {
-		if len(b) != payload || binary.BigEndian.Uint32(b) != uint32(i) {
-			t.Fatalf("uplink datagram %d: %d bytes, number %d", i, len(b), binary.BigEndian.Uint32(b))
+		if len(b) != e2ePayload || binary.BigEndian.Uint32(b) != uint32(first+i) {
+			t.Fatalf("uplink datagram %d: %d bytes, number %d", first+i, len(b), binary.BigEndian.Uint32(b))
 		}
 	}
 	if len(down) != count {
 		t.Errorf("downlink: %d of %d G-PDUs reached the gNB", len(down), count)
 	}
 	for i, b := range down {
-		checkDownlinkGPDU(t, i, b, payload)
+		checkDownlinkGPDU(t, first+i, b, e2ePayload)
 	}
+}
 
-	u, err := d.Usage(1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pdu := uint64(20 + 8 + payload) // the inner IPv4 packet, as URRs count it
-	if want := (Usage{Uplink: Traffic{count, count * pdu}, Downlink: Traffic{count, count * pdu}}); u != want {
-		t.Errorf("usage %+v, want %+v", u, want)
-	}
-	s, _ := d.Stats()
-	if s.Verdicts[Redirected] != 2*count {
-		t.Errorf("redirected %d, want %d; drops %v", s.Verdicts[Redirected], 2*count, s.Drops)
-	}
-
-	// GTP-U echo across the real path.
+// echo: a GTP-U Echo Request across the real path is answered.
+func (p e2ePeers) echo(t *testing.T) {
+	t.Helper()
 	echo := []byte{0x32, 1, 0, 4, 0, 0, 0, 0, 0x12, 0x34, 0, 0}
-	if _, err := gnb.WriteToUDP(echo, upf); err != nil {
+	if _, err := p.gnb.WriteToUDP(echo, &net.UDPAddr{IP: addrN3.AsSlice(), Port: 2152}); err != nil {
 		t.Fatal(err)
 	}
-	if r := receive(gnb, 1); len(r) != 1 || len(r[0]) != 14 || r[0][1] != 2 || r[0][8] != 0x12 || r[0][12] != 14 {
+	if r := receive(p.gnb, 1); len(r) != 1 || len(r[0]) != 14 || r[0][1] != 2 || r[0][8] != 0x12 || r[0][12] != 14 {
 		t.Errorf("echo response %x", r)
 	}
 }

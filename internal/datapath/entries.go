@@ -203,8 +203,11 @@ type FAR struct {
 func (f FAR) encode() (bpfUpfFar, error) {
 	v := bpfUpfFar{Action: uint8(f.Action)}
 	if f.Peer.IsValid() {
-		if !f.Local.IsValid() || f.Local.Is4() != f.Peer.Is4() {
-			return v, fmt.Errorf("far: outer source %v does not match peer %v", f.Local, f.Peer)
+		switch {
+		case !f.Local.IsValid():
+			return v, fmt.Errorf("far: no outer source address toward peer %v", f.Peer)
+		case f.Local.Is4() != f.Peer.Is4():
+			return v, fmt.Errorf("far: outer source %v and peer %v are of different families", f.Local, f.Peer)
 		}
 		v.Ohc = ohcGTPUv4
 		if f.Peer.Is6() {

@@ -24,10 +24,10 @@ func baseSession() []Op {
 	ul := PDR{ID: 1, Src: Access, OHR: OHRGTPUIP, FARID: 1, URRIDs: [2]uint32{1}}
 	dl := PDR{ID: 2, Src: Core, FARID: 2, QERIDs: [2]uint32{1}, URRIDs: [2]uint32{1}}
 	return []Op{
-		PutFAR{1, FAR{Action: Forw}},
-		PutFAR{2, FAR{Action: Forw, TEID: teidDL, Peer: addrGNB, Local: addrN3}},
-		PutQER{1, QER{QFI: qfiDef}},
-		PutURR{1, URR{}},
+		PutFAR{ID: 1, FAR: FAR{Action: Forw}},
+		PutFAR{ID: 2, FAR: FAR{Action: Forw, TEID: teidDL, Peer: addrGNB, Local: addrN3}},
+		PutQER{ID: 1, QER: QER{QFI: qfiDef}},
+		PutURR{ID: 1, URR: URR{}},
 		PutUplink{UplinkKey{teidUL, epN3}, Rules{Session: 1, PDRs: []PDR{ul}}},
 		PutUplink{UplinkKey{teidUL, epN3v6}, Rules{Session: 1, PDRs: []PDR{ul}}},
 		PutDownlink{netip.PrefixFrom(addrUE, 32), Rules{Session: 1, PDRs: []PDR{dl}}},
@@ -148,7 +148,7 @@ func TestPrivilegedForwarding(t *testing.T) {
 		return append(append(append([]byte{}, f[:12]...), 0x81, 0x00, 0x00, 0x64), f[12:]...)
 	}
 	n9Rules := []Op{
-		PutFAR{3, FAR{Action: Forw, TEID: 0x900, Peer: addrPeer, Local: addrN9}},
+		PutFAR{ID: 3, FAR: FAR{Action: Forw, TEID: 0x900, Peer: addrPeer, Local: addrN9}},
 		PutUplink{UplinkKey{0x300, epN3}, Rules{Session: 2, PDRs: []PDR{{ID: 1, Src: Access, OHR: OHRGTPUv4, FARID: 3}}}},
 	}
 	runFixtures(t, []fixture{
@@ -177,12 +177,12 @@ func TestPrivilegedForwarding(t *testing.T) {
 		{name: "downlink IPv6 PDU by prefix", role: N6, frame: downlink(down6), want: Redirected,
 			out: encapOut(macGNB, macN3, addrN3, addrGNB, teidDL, qfiDef, down6)},
 		{name: "downlink over IPv6 transport with UDP checksum",
-			ops:  []Op{PutFAR{2, FAR{Action: Forw, TEID: teidDL, Peer: addrGNBv6, Local: addrN3v6}}},
+			ops:  []Op{PutFAR{ID: 2, FAR: FAR{Action: Forw, TEID: teidDL, Peer: addrGNBv6, Local: addrN3v6}}},
 			role: N6, frame: downlink(downFlow), want: Redirected,
 			out: encapOut(macGNB, macN3, addrN3v6, addrGNBv6, teidDL, qfiDef, downFlow)},
-		{name: "downlink RQI marked", ops: []Op{PutQER{1, QER{QFI: 5, RQI: true}}}, role: N6, frame: downlink(downFlow),
+		{name: "downlink RQI marked", ops: []Op{PutQER{ID: 1, QER: QER{QFI: 5, RQI: true}}}, role: N6, frame: downlink(downFlow),
 			want: Redirected, out: gtpuFrame(macGNB, macN3, tunnel{src: addrN3, dst: addrGNB, teid: teidDL, qfi: 5, rqi: true, df: true, zeroUDP: true}, routed(downFlow).layers())},
-		{name: "transport level marking", ops: []Op{PutFAR{2, FAR{Action: Forw, TEID: teidDL, Peer: addrGNB, Local: addrN3, TOS: 0xb8, HasTOS: true}}},
+		{name: "transport level marking", ops: []Op{PutFAR{ID: 2, FAR: FAR{Action: Forw, TEID: teidDL, Peer: addrGNB, Local: addrN3, TOS: 0xb8, HasTOS: true}}},
 			role: N6, frame: downlink(downFlow), want: Redirected, out: withTOS(encapOut(macGNB, macN3, addrN3, addrGNB, teidDL, qfiDef, downFlow), 0xb8)},
 		{name: "N9 relay: decap and encap toward the next UPF", ops: n9Rules, role: N3,
 			frame: uplink(tunnel{src: addrGNB, dst: addrN3, teid: 0x300}, upFlow), want: Redirected,

@@ -181,7 +181,7 @@ func TestPrivilegedQuota(t *testing.T) {
 	ns := testNet(t)
 	d := loadIn(t, ns, Options{})
 	size := uint64(len(innerBytes()))
-	ops := append(baseSession(), PutURR{1, URR{HasQuota: true, Quota: 2*size + 10}})
+	ops := append(baseSession(), PutURR{ID: 1, URR: URR{HasQuota: true, Quota: 2*size + 10}})
 	if err := d.Apply(ops); err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func TestPrivilegedMBR(t *testing.T) {
 	ns := testNet(t)
 	d := loadIn(t, ns, Options{MBRBurst: 5 * time.Millisecond})
 	// 8 kbit/s: one 92-byte packet buys 92 ms, far past the 5 ms burst.
-	ops := append(baseSession(), PutQER{2, QER{MBRUplink: 8000}},
+	ops := append(baseSession(), PutQER{ID: 2, QER: QER{MBRUplink: 8000}},
 		uplinkPDRs(PDR{ID: 1, Src: Access, OHR: OHRGTPUv4, FARID: 1, QERIDs: [2]uint32{2}, URRIDs: [2]uint32{1}}))
 	if err := d.Apply(ops); err != nil {
 		t.Fatal(err)
@@ -278,7 +278,7 @@ func TestPrivilegedMBRRate(t *testing.T) {
 	ns := testNet(t)
 	d := loadIn(t, ns, Options{MBRBurst: 5 * time.Millisecond})
 	const mbr = 10e6 // bit/s
-	ops := append(baseSession(), PutQER{2, QER{MBRUplink: mbr}},
+	ops := append(baseSession(), PutQER{ID: 2, QER: QER{MBRUplink: mbr}},
 		uplinkPDRs(PDR{ID: 1, Src: Access, OHR: OHRGTPUv4, FARID: 1, QERIDs: [2]uint32{2}, URRIDs: [2]uint32{1}}))
 	if err := d.Apply(ops); err != nil {
 		t.Fatal(err)

@@ -1,6 +1,8 @@
 package datapath
 
 import (
+	"errors"
+	"fmt"
 	"net/netip"
 	"strings"
 	"testing"
@@ -28,7 +30,7 @@ func precedence32(catchAll bool) []Op {
 			port := uint16(6000 + i)
 			p.Filter = SDF{DstPorts: PortRange{port, port}}
 		}
-		ops = append(ops, PutURR{10 + i, URR{}})
+		ops = append(ops, PutURR{ID: 10 + i, URR: URR{}})
 		pdrs = append(pdrs, p)
 	}
 	return append(ops, uplinkPDRs(pdrs...))
@@ -44,7 +46,7 @@ func TestPrivilegedRules(t *testing.T) {
 	qfiTunnel := func(q uint8) tunnel {
 		return tunnel{src: addrGNB, dst: addrN3, teid: teidUL, qfi: q, pduType: 1}
 	}
-	sdf := func(s SDF) []Op { return []Op{PutURR{7, URR{}}, uplinkPDRs(sdfPDR(s))} }
+	sdf := func(s SDF) []Op { return []Op{PutURR{ID: 7, URR: URR{}}, uplinkPDRs(sdfPDR(s))} }
 	ok := decapOut(upFlow)
 	runFixtures(t, []fixture{
 		{name: "first of 32 PDRs", ops: precedence32(true), role: N3, frame: uplink(ulTunnel, withPort(upFlow, 6000)),
@@ -96,31 +98,31 @@ func TestPrivilegedRules(t *testing.T) {
 
 func TestPrivilegedActions(t *testing.T) {
 	frame := uplink(ulTunnel, upFlow)
-	far := func(f FAR) []Op { return []Op{PutFAR{1, f}} }
+	far := func(f FAR) []Op { return []Op{PutFAR{ID: 1, FAR: f}} }
 	runFixtures(t, []fixture{
 		{name: "far drop", ops: far(FAR{Action: Drop}), role: N3, frame: frame, want: Dropped, drop: DropFARDrop,
 			usage: map[uint32]uint64{1: 0}},
 		{name: "far without action drops", ops: far(FAR{}), role: N3, frame: frame, want: Dropped, drop: DropFARDrop},
 		{name: "far beyond the table", ops: []Op{uplinkPDRs(PDR{ID: 1, Src: Access, OHR: OHRGTPUv4, FARID: 1 << 30})},
 			role: N3, frame: frame, want: Dropped, drop: DropFARMissing},
-		{name: "far buffer hands the frame over", ops: []Op{PutFAR{2, FAR{Action: Buff | Nocp}}}, role: N6,
+		{name: "far buffer hands the frame over", ops: []Op{PutFAR{ID: 2, FAR: FAR{Action: Buff | Nocp}}}, role: N6,
 			frame: downlink(downFlow), want: Dropped, drop: DropBuffered, usage: map[uint32]uint64{1: 0},
 			event: &Event{Type: EventBuffer, Session: 1, PDRID: 2, Iface: N6, ID: 2, Frame: downlink(downFlow)}},
-		{name: "far notify without buffering", ops: []Op{PutFAR{2, FAR{Action: Drop | Nocp}}}, role: N6,
+		{name: "far notify without buffering", ops: []Op{PutFAR{ID: 2, FAR: FAR{Action: Drop | Nocp}}}, role: N6,
 			frame: downlink(downFlow), want: Dropped, drop: DropFARDrop,
 			event: &Event{Type: EventNotify, Session: 1, PDRID: 2, Iface: N6, ID: 2}},
-		{name: "uplink gate closed", ops: []Op{PutQER{2, QER{ULClosed: true}},
+		{name: "uplink gate closed", ops: []Op{PutQER{ID: 2, QER: QER{ULClosed: true}},
 			uplinkPDRs(PDR{ID: 1, Src: Access, OHR: OHRGTPUv4, FARID: 1, QERIDs: [2]uint32{2}, URRIDs: [2]uint32{1}})},
 			role: N3, frame: frame, want: Dropped, drop: DropGateClosed, usage: map[uint32]uint64{1: 0}},
-		{name: "downlink gate closed", ops: []Op{PutQER{1, QER{DLClosed: true, QFI: 9}}}, role: N6,
+		{name: "downlink gate closed", ops: []Op{PutQER{ID: 1, QER: QER{DLClosed: true, QFI: 9}}}, role: N6,
 			frame: downlink(downFlow), want: Dropped, drop: DropGateClosed},
-		{name: "uplink gate open while downlink closed", ops: []Op{PutQER{2, QER{DLClosed: true}},
+		{name: "uplink gate open while downlink closed", ops: []Op{PutQER{ID: 2, QER: QER{DLClosed: true}},
 			uplinkPDRs(PDR{ID: 1, Src: Access, OHR: OHRGTPUv4, FARID: 1, QERIDs: [2]uint32{2}})},
 			role: N3, frame: frame, want: Redirected, out: decapOut(upFlow)},
-		{name: "second QER closes", ops: []Op{PutQER{2, QER{}}, PutQER{3, QER{ULClosed: true}},
+		{name: "second QER closes", ops: []Op{PutQER{ID: 2, QER: QER{}}, PutQER{ID: 3, QER: QER{ULClosed: true}},
 			uplinkPDRs(PDR{ID: 1, Src: Access, OHR: OHRGTPUv4, FARID: 1, QERIDs: [2]uint32{2, 3}})},
 			role: N3, frame: frame, want: Dropped, drop: DropGateClosed},
-		{name: "measured before QoS enforcement", ops: []Op{PutQER{2, QER{ULClosed: true}}, PutURR{2, URR{MBQE: true}},
+		{name: "measured before QoS enforcement", ops: []Op{PutQER{ID: 2, QER: QER{ULClosed: true}}, PutURR{ID: 2, URR: URR{MBQE: true}},
 			uplinkPDRs(PDR{ID: 1, Src: Access, OHR: OHRGTPUv4, FARID: 1, QERIDs: [2]uint32{2}, URRIDs: [2]uint32{1, 2}})},
 			role: N3, frame: frame, want: Dropped, drop: DropGateClosed, usage: map[uint32]uint64{1: 0, 2: 1}},
 	})
@@ -145,7 +147,7 @@ func TestPrivilegedPaths(t *testing.T) {
 		{name: "downlink too large for the N3 MTU", role: N6, frame: downlink(big), want: Dropped, drop: DropMTU,
 			usage: map[uint32]uint64{1: 0}},
 		{name: "UE addressing the UPF", role: N3, frame: uplink(ulTunnel, toLocal), want: Dropped, drop: DropUEToLocal},
-		{name: "gNB neighbour not resolved", ops: []Op{PutFAR{2, FAR{Action: Forw, TEID: teidDL, Peer: addrNoARP, Local: addrN3}}},
+		{name: "gNB neighbour not resolved", ops: []Op{PutFAR{ID: 2, FAR: FAR{Action: Forw, TEID: teidDL, Peer: addrNoARP, Local: addrN3}}},
 			role: N6, frame: downlink(downFlow), want: Dropped, drop: DropNoNeigh,
 			event: &Event{Type: EventNoNeigh, Session: 1, Iface: N6, Peer: addrNoARP}},
 		{name: "unknown TEID", role: N3, frame: uplink(tunnel{src: addrGNB, dst: addrN3, teid: 0x999}, upFlow),
@@ -164,5 +166,37 @@ func TestPrivilegedFilterNeedsSlot(t *testing.T) {
 	err := d.Apply([]Op{uplinkPDRs(p)})
 	if err == nil || !strings.Contains(err.Error(), "pdr 3: its filter needs an sdf slot") {
 		t.Errorf("error %v, want one naming pdr 3 and its missing sdf slot", err)
+	}
+}
+
+func TestPrivilegedApplyErrors(t *testing.T) {
+	ns := testNet(t)
+	d := loadIn(t, ns, Options{MaxSessions: 1024})
+	far := d.Sizes().FARs
+	for _, c := range []struct {
+		name string
+		ops  []Op
+		want string
+	}{
+		{"far slot beyond the table", []Op{PutFAR{ID: far, Session: 0x1f, FAR: FAR{Action: Forw}}},
+			fmt.Sprintf("install far %d of session 0x1f: far slot %d is outside 1..%d: map full", far, far, far-1)},
+		{"far with a peer and no source", []Op{PutFAR{ID: 7, Session: 0x1f, FAR: FAR{Action: Forw, TEID: 1, Peer: addrGNB}}},
+			"install far 7 of session 0x1f: far: no outer source address toward peer 198.18.3.1"},
+		{"more PDRs than a list holds", []Op{PutUplink{UplinkKey{1, 0}, Rules{Session: 2, ListID: 1, PDRs: make([]PDR, MaxPDRs+1)}}},
+			"install uplink teid 0x1 of session 0x2: session 0x2: 33 PDRs, at most 32"},
+		{"UE address that is not a host", []Op{PutDownlink{netip.MustParsePrefix("10.45.0.0/24"), Rules{Session: 3, PDRs: []PDR{{}}}}},
+			"install downlink 10.45.0.0/24 of session 0x3: ue address 10.45.0.0/24: want an IPv4 /32 or an IPv6 prefix"},
+	} {
+		err := d.Apply(c.ops)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s: error %q\nwant %q", c.name, err, c.want)
+		}
+		var ae *ApplyError
+		if !errors.As(err, &ae) || ae.Done != 0 {
+			t.Errorf("%s: want an ApplyError with nothing done, got %#v", c.name, err)
+		}
+	}
+	if err := d.Apply([]Op{PutFAR{ID: far, FAR: FAR{Action: Forw}}}); !errors.Is(err, ErrFull) {
+		t.Errorf("a full table is ErrFull, got %v", err)
 	}
 }

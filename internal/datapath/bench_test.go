@@ -155,7 +155,12 @@ func (c *benchCase) setUp(b *testing.B, ns string) {
 		b.Fatal(err)
 	}
 	if c.sessions > 1 {
-		b.Logf("%s: installed in %v", c.name, time.Since(start).Round(time.Millisecond))
+		mem, err := c.d.MapMemory()
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("%s: installed in %v; maps hold %d MiB, %d bytes a session", c.name,
+			time.Since(start).Round(time.Millisecond), mem>>20, mem/uint64(c.sessions))
 	}
 }
 

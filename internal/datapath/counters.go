@@ -1,7 +1,12 @@
 package datapath
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
 
 	"github.com/cilium/ebpf"
 )
@@ -169,3 +174,35 @@ func sum(per []uint64) uint64 {
 
 // The names above must follow enum upf_drop.
 var _ = [1]struct{}{}[len(dropNames)-numDropReasons]
+
+// MapMemory is the kernel memory the datapath's maps hold, as the kernel
+// charges it (memlock in each map's fdinfo).
+func (d *Datapath) MapMemory() (uint64, error) {
+	var total uint64
+	maps := reflect.ValueOf(d.objs.bpfMaps)
+	for i := range maps.NumField() {
+		m, ok := maps.Field(i).Interface().(*ebpf.Map)
+		if !ok || m == nil {
+			continue
+		}
+		n, err := memlock(m.FD())
+		if err != nil {
+			return 0, fmt.Errorf("memory of map %s: %w", maps.Type().Field(i).Name, err)
+		}
+		total += n
+	}
+	return total, nil
+}
+
+func memlock(fd int) (uint64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/self/fdinfo/%d", fd))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "memlock:"); ok {
+			return strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+		}
+	}
+	return 0, errors.New("no memlock in fdinfo")
+}

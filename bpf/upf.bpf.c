@@ -67,6 +67,25 @@ static __always_inline int host_or_drop(const struct ip_info *ip, struct cursor 
 	return addr_is_local(ip->family, &ip->dst) ? XDP_PASS : reason;
 }
 
+/*
+ * Ethernet in: 0 with the cursor at an IP header, XDP_PASS for ARP, or a
+ * drop reason.
+ */
+static __always_inline int upf_l2_in(struct cursor *c, struct upf_pkt *p)
+{
+	__u16 proto;
+	int ret = parse_eth(c, &proto);
+
+	if (ret < 0)
+		return ret;
+	if (proto == ETH_P_ARP)
+		return XDP_PASS;
+	if (proto != ETH_P_IP && proto != ETH_P_IPV6)
+		return -UPF_DROP_UNSUPPORTED;
+	p->l3_off = cursor_off(c);
+	return 0;
+}
+
 /* The pipeline both directions share, once the session's PDRs are known. */
 static __always_inline int upf_session(struct xdp_md *ctx, struct upf_pkt *p,
 				       const struct upf_rules *rules)
@@ -108,19 +127,14 @@ static __always_inline int upf_gtpu_in(struct xdp_md *ctx, struct upf_pkt *p)
 	struct upf_rules *rules;
 	struct udphdr *udp;
 	struct cursor c;
-	__u16 proto, l4_off;
+	__u16 l4_off;
 	__u8 type;
 	int ret, ep;
 
 	cursor_init(&c, ctx);
-	ret = parse_eth(&c, &proto);
-	if (ret < 0)
+	ret = upf_l2_in(&c, p);
+	if (ret)
 		return ret;
-	if (proto == ETH_P_ARP)
-		return XDP_PASS;
-	if (proto != ETH_P_IP && proto != ETH_P_IPV6)
-		return -UPF_DROP_UNSUPPORTED;
-	p->l3_off = cursor_off(&c);
 	ret = parse_ip(&c, &outer);
 	if (ret < 0)
 		return ret;
@@ -170,18 +184,12 @@ static __always_inline int upf_n6_in(struct xdp_md *ctx, struct upf_pkt *p)
 	struct upf_rules *rules = NULL;
 	struct ip_info ip;
 	struct cursor c;
-	__u16 proto;
 	int ret;
 
 	cursor_init(&c, ctx);
-	ret = parse_eth(&c, &proto);
-	if (ret < 0)
+	ret = upf_l2_in(&c, p);
+	if (ret)
 		return ret;
-	if (proto == ETH_P_ARP)
-		return XDP_PASS;
-	if (proto != ETH_P_IP && proto != ETH_P_IPV6)
-		return -UPF_DROP_UNSUPPORTED;
-	p->l3_off = cursor_off(&c);
 	ret = parse_flow(&c, p, &ip);
 	if (ret < 0)
 		return ret;

@@ -1,0 +1,99 @@
+package session
+
+import "net/netip"
+
+// Request is a change asked of the Store: *Establish, *Modify or *Delete.
+type Request interface{ isRequest() }
+
+// Establish is a Session Establishment Request.
+type Establish struct {
+	Peer   string // node ID of the SMF's association
+	CPSEID uint64
+	CPAddr netip.Addr
+	PDRs   []PDR
+	FARs   []FAR
+	QERs   []QER
+	URRs   []URR
+	BARs   []BAR
+}
+
+// Modify is a Session Modification Request.
+type Modify struct {
+	SEID       uint64
+	CreatePDRs []PDR
+	CreateFARs []FAR
+	CreateQERs []QER
+	CreateURRs []URR
+	CreateBARs []BAR
+	UpdatePDRs []PDRUpdate
+	UpdateFARs []FARUpdate
+	UpdateQERs []QERUpdate
+	UpdateURRs []URRUpdate
+	RemovePDRs []uint16
+	RemoveFARs []uint32
+	RemoveQERs []uint32
+	RemoveURRs []uint32
+	RemoveBARs []uint8
+	QueryURRs  []uint32
+	QueryAll   bool // QAURR (§8.2.58)
+	DropBuffer bool // DROBU
+}
+
+// Delete is a Session Deletion Request.
+type Delete struct{ SEID uint64 }
+
+func (*Establish) isRequest() {}
+func (*Modify) isRequest()    {}
+func (*Delete) isRequest()    {}
+
+// PDRUpdate changes the fields that are set (Update PDR, §7.5.4.2).
+type PDRUpdate struct {
+	ID         uint16
+	Precedence *uint32
+	PDI        *PDI
+	OHR        *uint8
+	FARID      *uint32
+	QERIDs     []uint32 // with SetQERs: the whole new list
+	SetQERs    bool
+	URRIDs     []uint32
+	SetURRs    bool
+}
+
+// FARUpdate changes the fields that are set (Update FAR, §7.5.4.3).
+type FARUpdate struct {
+	ID     uint32
+	Action *uint16
+	Forw   *ForwardingUpdate
+	BARID  *uint8
+}
+
+// ForwardingUpdate is Update Forwarding Parameters (§7.5.4.3-2).
+type ForwardingUpdate struct {
+	Dest            *uint8
+	NetworkInstance *string
+	OHC             *OHC
+	TOS             *uint8
+	EndMarker       bool // SNDEM: End Marker to the old peer
+}
+
+// QERUpdate changes the fields that are set (Update QER, §7.5.4.5).
+type QERUpdate struct {
+	ID             uint32
+	GateUL, GateDL *uint8
+	MBRUL, MBRDL   *uint64
+	GBRUL, GBRDL   *uint64
+	QFI            *uint8
+	RQI            *bool
+}
+
+// URRUpdate changes the fields that are set (Update URR, §7.5.4.4).
+type URRUpdate struct {
+	ID            uint32
+	Method        *uint8
+	Triggers      *uint32
+	Period        *uint32
+	VolThreshold  *Volume
+	VolQuota      *Volume
+	TimeThreshold *uint32
+	TimeQuota     *uint32
+}

@@ -96,11 +96,12 @@ func (o PutQER) apply(d *Datapath) error {
 	return putSlot(d.objs.Qers, "qer", o.ID, &v)
 }
 
-// PutURR writes a URR into its slot. Its usage counters are left alone:
-// ResetUsage clears them when the slot is given to a new URR.
+// PutURR writes a URR into its slot. Its usage counters are left alone, so
+// a URR counts on across changes, unless Reset (a slot given to a new URR).
 type PutURR struct {
 	ID      uint32
 	URR     URR
+	Reset   bool
 	Session uint32 // named in errors
 }
 
@@ -108,7 +109,10 @@ func (o PutURR) phase() int     { return phaseObjects }
 func (o PutURR) String() string { return fmt.Sprintf("install urr %d of session %#x", o.ID, o.Session) }
 func (o PutURR) apply(d *Datapath) error {
 	v := o.URR.encode()
-	return putSlot(d.objs.Urrs, "urr", o.ID, &v)
+	if err := putSlot(d.objs.Urrs, "urr", o.ID, &v); err != nil || !o.Reset {
+		return err
+	}
+	return d.ResetUsage(o.ID)
 }
 
 // PutUplink points a local F-TEID at rules (after writing their PDR list

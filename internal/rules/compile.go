@@ -1,0 +1,181 @@
+// Package rules compiles sessions into the datapath's entries and plans
+// the operations that take the datapath from one version of a session to
+// the next, make-before-break. It owns the datapath's slot numbers.
+package rules
+
+import (
+	"cmp"
+	"fmt"
+	"net/netip"
+	"slices"
+
+	"github.com/sluice-upf/sluice/internal/datapath"
+	"github.com/sluice-upf/sluice/internal/session"
+)
+
+// Interfaces are the UPF's GTP-U addresses as the compiler needs them.
+type Interfaces struct {
+	// Endpoints are the datapath's local GTP-U addresses, in the order
+	// given to datapath.Options.GTPUAddrs: the index is the endpoint ID.
+	Endpoints []netip.Addr
+	// Outer source addresses toward each destination interface.
+	Access, Core []netip.Addr
+}
+
+// image is a session as installed: its entries and the slots they use.
+type image struct {
+	session  uint32
+	fars     map[uint32]farSlot // by FAR ID
+	qers     map[uint32]qerSlot
+	urrs     map[uint32]urrSlot
+	sdfs     map[datapath.SDF]uint32 // filter -> slot
+	uplink   map[datapath.UplinkKey]datapath.Rules
+	downlink map[netip.Prefix]datapath.Rules
+}
+
+type farSlot struct {
+	slot uint32
+	far  datapath.FAR
+}
+
+type qerSlot struct {
+	slot uint32
+	qer  datapath.QER
+}
+
+type urrSlot struct {
+	slot uint32
+	urr  datapath.URR
+}
+
+// compile builds the image of s, taking slots from prev where the value is
+// the same (and for every URR that stays) and new ones otherwise. Lists
+// for multi-PDR entries get their slots later, in plan.
+func (c *Compiler) compile(s *session.Session, prev *image) (*image, error) {
+	img := &image{
+		session:  uint32(s.SEID),
+		fars:     map[uint32]farSlot{},
+		qers:     map[uint32]qerSlot{},
+		urrs:     map[uint32]urrSlot{},
+		sdfs:     map[datapath.SDF]uint32{},
+		uplink:   map[datapath.UplinkKey]datapath.Rules{},
+		downlink: map[netip.Prefix]datapath.Rules{},
+	}
+	for id, f := range s.FARs {
+		v, err := c.far(f)
+		if err != nil {
+			return img, err
+		}
+		slot, err := reuse(prev.fars[id].slot, prev.fars[id].far == v && prev.fars[id].slot != 0, c.farSlots, "FAR", id)
+		if err != nil {
+			return img, err
+		}
+		img.fars[id] = farSlot{slot, v}
+	}
+	for id, q := range s.QERs {
+		v := datapath.QER{ULClosed: q.GateUL == session.GateClosed, DLClosed: q.GateDL == session.GateClosed,
+			MBRUplink: q.MBRUL, MBRDownlink: q.MBRDL, QFI: q.QFI, RQI: q.RQI}
+		slot, err := reuse(prev.qers[id].slot, prev.qers[id].qer == v && prev.qers[id].slot != 0, c.qerSlots, "QER", id)
+		if err != nil {
+			return img, err
+		}
+		img.qers[id] = qerSlot{slot, v}
+	}
+	for id, u := range s.URRs {
+		v := datapath.URR{MBQE: u.MBQE}
+		if q := u.VolQuota; q != nil && q.Total != nil {
+			v.HasQuota, v.Quota = true, *q.Total
+		}
+		slot, err := reuse(prev.urrs[id].slot, prev.urrs[id].slot != 0, c.urrSlots, "URR", id)
+		if err != nil {
+			return img, err
+		}
+		img.urrs[id] = urrSlot{slot, v}
+	}
+	ranked := map[any][]rankedPDR{} // lookup key -> its PDRs
+	for _, p := range s.PDRs {
+		if err := c.addPDR(img, prev, p, ranked); err != nil {
+			return img, err
+		}
+	}
+	for key, list := range ranked {
+		slices.SortStableFunc(list, func(a, b rankedPDR) int {
+			return cmp.Or(cmp.Compare(a.precedence, b.precedence), cmp.Compare(a.pdr.ID, b.pdr.ID))
+		})
+		r := datapath.Rules{Session: img.session}
+		for _, x := range list {
+			r.PDRs = append(r.PDRs, x.pdr)
+		}
+		if len(r.PDRs) > datapath.MaxPDRs {
+			return img, &session.Error{Cause: session.CauseNoResources, IE: session.IECreatePDR,
+				Msg: fmt.Sprintf("%d PDRs (SDF filters and port ranges counted apart) match %v: at most %d", len(r.PDRs), key, datapath.MaxPDRs)}
+		}
+		switch k := key.(type) {
+		case datapath.UplinkKey:
+			img.uplink[k] = r
+		case netip.Prefix:
+			img.downlink[k] = r
+		}
+	}
+	return img, nil
+}
+
+type rankedPDR struct {
+	precedence uint32
+	pdr        datapath.PDR
+}
+
+// reuse keeps slot if same, else takes a new one from pool.
+func reuse(slot uint32, same bool, pool *slots, kind string, id uint32) (uint32, error) {
+	if same {
+		return slot, nil
+	}
+	n, ok := pool.get()
+	if !ok {
+		return 0, &session.Error{Cause: session.CauseNoResources, Msg: fmt.Sprintf("%s %d: the datapath's %s table is full", kind, id, kind)}
+	}
+	return n, nil
+}
+
+func (c *Compiler) far(f session.FAR) (datapath.FAR, error) {
+	var v datapath.FAR
+	for _, m := range []struct {
+		pfcp uint16
+		dp   datapath.Action
+	}{{session.ActDrop, datapath.Drop}, {session.ActForw, datapath.Forw}, {session.ActBuff, datapath.Buff},
+		{session.ActNocp, datapath.Nocp}, {session.ActDupl, datapath.Dupl}} {
+		if f.Action&m.pfcp != 0 {
+			v.Action |= m.dp
+		}
+	}
+	fw := f.Forw
+	if v.Action&datapath.Forw == 0 || fw == nil {
+		return v, nil
+	}
+	if fw.TOS != nil {
+		v.TOS, v.HasTOS = *fw.TOS, true
+	}
+	if fw.OHC == nil {
+		if fw.Dest == session.Access {
+			// No tunnel to the gNB yet: nothing to send to.
+			v.Action = datapath.Drop
+		}
+		return v, nil
+	}
+	local := c.ifaces.Access
+	if fw.Dest != session.Access {
+		local = c.ifaces.Core
+	}
+	for _, a := range local {
+		if a.Is4() == fw.OHC.Peer.Is4() {
+			v.Local = a
+			break
+		}
+	}
+	if !v.Local.IsValid() {
+		return v, &session.Error{Cause: session.CauseRuleFailure, IE: session.IEOuterHeaderCreate,
+			Msg: fmt.Sprintf("FAR %d: no local address of %v's family toward destination interface %d", f.ID, fw.OHC.Peer, fw.Dest)}
+	}
+	v.TEID, v.Peer = fw.OHC.TEID, fw.OHC.Peer
+	return v, nil
+}

@@ -1,0 +1,215 @@
+package rules
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sluice-upf/sluice/internal/datapath"
+	"github.com/sluice-upf/sluice/internal/session"
+)
+
+var (
+	n3  = netip.MustParseAddr("198.18.3.2")
+	gnb = netip.MustParseAddr("198.18.3.1")
+	ue  = netip.MustParseAddr("10.45.0.2")
+)
+
+func newCompiler() *Compiler {
+	return NewCompiler(Interfaces{Endpoints: []netip.Addr{n3}, Access: []netip.Addr{n3}}, datapath.SizesFor(1024))
+}
+
+func u8(v uint8) *uint8 { return &v }
+
+// pduSession is session 0x7 of an SMF: uplink TEID 0x100, downlink to the
+// UE through the gNB's TEID 0x200 with QFI 9, one URR both ways.
+func pduSession() *session.Session {
+	return &session.Session{SEID: 7,
+		PDRs: map[uint16]session.PDR{
+			1: {ID: 1, Precedence: 200, FARID: 1, URRIDs: []uint32{1}, OHR: u8(0),
+				PDI: session.PDI{Source: session.Access, FTEID: &session.FTEID{TEID: 0x100, V4: n3}, UEIP: &session.UEIP{V4: ue}}},
+			2: {ID: 2, Precedence: 200, FARID: 2, QERIDs: []uint32{1}, URRIDs: []uint32{1},
+				PDI: session.PDI{Source: session.Core, UEIP: &session.UEIP{V4: ue, Dest: true}}},
+		},
+		FARs: map[uint32]session.FAR{
+			1: {ID: 1, Action: session.ActForw, Forw: &session.Forwarding{Dest: session.Core}},
+			2: {ID: 2, Action: session.ActForw, Forw: &session.Forwarding{Dest: session.Access, OHC: &session.OHC{TEID: 0x200, Peer: gnb}}},
+		},
+		QERs: map[uint32]session.QER{1: {ID: 1, QFI: 9}},
+		URRs: map[uint32]session.URR{1: {ID: 1, Method: session.MeasVolume}},
+	}
+}
+
+// ops renders a plan's operations in datapath order, one per line.
+func ops(p *Plan) string {
+	var b strings.Builder
+	for _, phase := range []func(datapath.Op) bool{
+		func(o datapath.Op) bool { _, ok := o.(datapath.PutFAR); return ok },
+		func(o datapath.Op) bool { _, ok := o.(datapath.PutQER); return ok },
+		func(o datapath.Op) bool { _, ok := o.(datapath.PutURR); return ok },
+		func(o datapath.Op) bool { _, ok := o.(datapath.PutUplink); return ok },
+		func(o datapath.Op) bool { _, ok := o.(datapath.PutDownlink); return ok },
+		func(o datapath.Op) bool {
+			switch o.(type) {
+			case datapath.DelUplink, datapath.DelDownlink:
+				return true
+			}
+			return false
+		},
+		func(o datapath.Op) bool { _, ok := o.(datapath.Free); return ok },
+	} {
+		var lines []string
+		for _, o := range p.Ops {
+			if phase(o) {
+				lines = append(lines, describe(o))
+			}
+		}
+		slices.Sort(lines)
+		for _, l := range lines {
+			b.WriteString(l + "\n")
+		}
+	}
+	return b.String()
+}
+
+func describe(o datapath.Op) string {
+	switch o := o.(type) {
+	case datapath.PutUplink:
+		return fmt.Sprintf("uplink %#x: %s", o.Key.TEID, pdrs(o.Rules))
+	case datapath.PutDownlink:
+		return fmt.Sprintf("downlink %s: %s", o.UE, pdrs(o.Rules))
+	case datapath.Free:
+		return o.String()
+	}
+	return o.String()
+}
+
+func pdrs(r datapath.Rules) string {
+	var parts []string
+	for _, p := range r.PDRs {
+		s := fmt.Sprintf("pdr %d far %d", p.ID, p.FARID)
+		if p.SDFID != 0 {
+			s += fmt.Sprintf(" sdf %d(%v>%v)", p.SDFID, p.Filter.Src, p.Filter.Dst)
+		}
+		parts = append(parts, s)
+	}
+	if r.ListID != 0 {
+		return fmt.Sprintf("list %d [%s]", r.ListID, strings.Join(parts, ", "))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func plan(t *testing.T, c *Compiler, s *session.Session) *Plan {
+	t.Helper()
+	seid := uint64(7)
+	p, err := c.Plan(seid, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Commit(p)
+	return p
+}
+
+func check(t *testing.T, what, got, want string) {
+	t.Helper()
+	if got != want {
+		t.Errorf("%s:\n%s\nwant:\n%s", what, got, want)
+	}
+}
+
+func TestEstablishThenSwitchPathThenDelete(t *testing.T) {
+	c := newCompiler()
+	s := pduSession()
+	check(t, "establishment", ops(plan(t, c, s)), `install far 1 of session 0x7
+install far 2 of session 0x7
+install qer 1 of session 0x7
+install urr 1 of session 0x7
+uplink 0x100: pdr 1 far 1 sdf 1(10.45.0.2/32>invalid Prefix)
+downlink 10.45.0.2/32: pdr 2 far 2
+`)
+
+	// Handover: the downlink FAR gets a new tunnel, so a new slot, and the
+	// old one is freed only after the entry points at the new one.
+	next := s.Clone()
+	f := next.FARs[2]
+	f.Forw = &session.Forwarding{Dest: session.Access, OHC: &session.OHC{TEID: 0x300, Peer: netip.MustParseAddr("198.18.3.11")}}
+	next.FARs[2] = f
+	p := plan(t, c, next)
+	check(t, "path switch", ops(p), `install far 3 of session 0x7
+downlink 10.45.0.2/32: pdr 2 far 3
+free far 2
+`)
+	if len(p.Undo) != 1 || describe(p.Undo[0]) != "downlink 10.45.0.2/32: pdr 2 far 2" {
+		t.Errorf("undo %v, want the downlink entry back on FAR slot 2", p.Undo)
+	}
+
+	check(t, "the same session again", ops(plan(t, c, next)), "")
+
+	// A dedicated flow ahead of the default downlink PDR: a list.
+	flow, _ := session.ParseFlow("permit out 17 from 198.18.7.0/24 to assigned")
+	ded := next.Clone()
+	ded.PDRs[3] = session.PDR{ID: 3, Precedence: 10, FARID: 2, PDI: session.PDI{Source: session.Core,
+		UEIP: &session.UEIP{V4: ue, Dest: true}, SDFs: []session.SDF{{Flow: flow}}}}
+	check(t, "dedicated flow", ops(plan(t, c, ded)), `downlink 10.45.0.2/32: list 1 [pdr 3 far 3 sdf 2(198.18.7.0/24>invalid Prefix), pdr 2 far 3]
+`)
+
+	check(t, "deletion", ops(plan(t, c, nil)), `remove downlink 10.45.0.2/32
+remove uplink teid 0x100
+free far 1
+free far 3
+free pdr list 1
+free qer 1
+free sdf 1
+free sdf 2
+free urr 1
+`)
+	for name, pool := range map[string]*slots{"far": c.farSlots, "qer": c.qerSlots, "urr": c.urrSlots, "sdf": c.sdfSlots, "list": c.listSlots} {
+		if pool.inUse() != 0 {
+			t.Errorf("%d %s slots still held after deletion", pool.inUse(), name)
+		}
+	}
+}
+
+func TestUplinkFlowIsMirrored(t *testing.T) {
+	c := newCompiler()
+	s := pduSession()
+	flow, _ := session.ParseFlow("permit out 6 from 198.18.7.10 80,443 to assigned 40000")
+	p := s.PDRs[1]
+	p.PDI.SDFs = []session.SDF{{Flow: flow}}
+	s.PDRs[1] = p
+	pl := plan(t, c, s)
+	for _, o := range pl.Ops {
+		up, ok := o.(datapath.PutUplink)
+		if !ok {
+			continue
+		}
+		if len(up.Rules.PDRs) != 2 {
+			t.Fatalf("%d datapath PDRs, want one per remote port", len(up.Rules.PDRs))
+		}
+		f := up.Rules.PDRs[0].Filter
+		want := datapath.SDF{Proto: 6, Src: netip.MustParsePrefix("10.45.0.2/32"), Dst: netip.MustParsePrefix("198.18.7.10/32"),
+			SrcPorts: datapath.PortRange{Lo: 40000, Hi: 40000}, DstPorts: datapath.PortRange{Lo: 80, Hi: 80}}
+		if f != want {
+			t.Errorf("uplink filter %+v\nwant %+v", f, want)
+		}
+	}
+}
+
+func TestTooManyQERsIsRefusedAndNothingIsHeld(t *testing.T) {
+	c := newCompiler()
+	s := pduSession()
+	s.QERs[2], s.QERs[3] = session.QER{ID: 2}, session.QER{ID: 3}
+	p := s.PDRs[2]
+	p.QERIDs = []uint32{1, 2, 3}
+	s.PDRs[2] = p
+	_, err := c.Plan(7, s)
+	e, ok := err.(*session.Error)
+	if !ok || e.Cause != session.CauseRuleFailure || e.IE != session.IEQERID {
+		t.Fatalf("error %v, want rule creation failure on QER ID", err)
+	}
+	if c.farSlots.inUse()+c.qerSlots.inUse()+c.urrSlots.inUse()+c.sdfSlots.inUse() != 0 {
+		t.Errorf("a refused plan kept slots")
+	}
+}

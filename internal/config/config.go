@@ -1,0 +1,195 @@
+// Package config reads upfd's YAML configuration file.
+//
+// Absent keys take the defaults of Default, which match the project's lab.
+// A key that holds a list (interfaces, dnns, pfcp.peers) replaces the
+// default list entirely. Every error names the file, the line and the key,
+// and says what to write instead, in one line:
+//
+//	upfd.yaml:7: interfaces[1].role: "n4" is not a role; want n3, n6 or n9
+//
+// A key the file leaves out has no line (upfd.yaml: key: ...), and a YAML
+// syntax error has no key. Anchors may be set but aliases and merge keys
+// are refused, as are unknown keys and a second document.
+//
+// When a file has several problems, the first is reported: YAML syntax
+// first, then keys, types and values in file order, then the rules that
+// relate values to each other (Validate), again in file order.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/netip"
+	"os"
+)
+
+// Config is upfd's configuration.
+type Config struct {
+	NodeID      string      // node_id: an IPv4 or IPv6 address, or an FQDN
+	PFCP        PFCP        // pfcp
+	Interfaces  []Interface // interfaces: exactly one n3 and one n6, at most one n9
+	DNNs        []DNN       // dnns: at least one, pools disjoint across all of them
+	TEIDRange   TEIDRange   // teid_range: "FIRST-LAST", hex (0x...) or decimal
+	MaxSessions int         // max_sessions: 1 to MaxSessionsLimit
+	XDPMode     string      // xdp_mode: "native" or "generic"
+
+	// src locates keys in the file, so that Validate can name their lines.
+	// It is nil for a Config built in code.
+	src *source
+}
+
+// PFCP is the N4 endpoint.
+type PFCP struct {
+	Listen netip.AddrPort // pfcp.listen: where upfd takes PFCP, host:port
+	Peers  []netip.Addr   // pfcp.peers: SMFs allowed to associate; empty lets any in
+}
+
+// Interface is a network device upfd attaches to.
+type Interface struct {
+	Name    string     // interfaces[].name: device name
+	Role    string     // interfaces[].role: "n3", "n6" or "n9"
+	Address netip.Addr // interfaces[].address: GTP-U address (required for n3 and n9, refused for n6)
+}
+
+// DNN is a data network and the UE addresses that belong to it.
+type DNN struct {
+	Name  string         // dnns[].name
+	Pools []netip.Prefix // dnns[].pools: IPv4 and/or IPv6 UE pools
+}
+
+// TEIDRange is the span of local TEIDs upfd may allocate, both ends included.
+type TEIDRange struct{ First, Last uint32 }
+
+// Interface roles.
+const (
+	RoleN3 = "n3"
+	RoleN6 = "n6"
+	RoleN9 = "n9"
+)
+
+// XDP attach modes.
+const (
+	XDPNative  = "native"
+	XDPGeneric = "generic"
+)
+
+// MaxSessionsLimit is the largest max_sessions accepted.
+const MaxSessionsLimit = 16_000_000
+
+// DefaultPFCPPort is the PFCP port (TS 29.244).
+const DefaultPFCPPort = 8805
+
+// Default returns the configuration used for keys a file leaves out. It
+// runs as-is in the lab's UPF namespace (n3 = 198.18.3.2, n6, N4 on
+// 198.18.4.2).
+func Default() *Config {
+	return &Config{
+		NodeID: "198.18.4.2",
+		PFCP: PFCP{
+			Listen: netip.AddrPortFrom(netip.MustParseAddr("198.18.4.2"), DefaultPFCPPort),
+		},
+		Interfaces: []Interface{
+			{Name: "n3", Role: RoleN3, Address: netip.MustParseAddr("198.18.3.2")},
+			{Name: "n6", Role: RoleN6},
+		},
+		DNNs: []DNN{
+			{Name: "internet", Pools: []netip.Prefix{netip.MustParsePrefix("10.45.0.0/16")}},
+		},
+		TEIDRange:   TEIDRange{First: 0x100, Last: 0xffffff},
+		MaxSessions: 100_000,
+		XDPMode:     XDPNative,
+	}
+}
+
+// Load reads and validates the configuration file at path.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		// The path is already in our prefix; keep only the cause.
+		var pathErr *fs.PathError
+		if errors.As(err, &pathErr) {
+			err = pathErr.Err
+		}
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return Parse(path, data)
+}
+
+// Parse decodes data, the contents of the file called name, over the
+// defaults and validates the result. Errors start with name.
+func Parse(name string, data []byte) (*Config, error) {
+	c := Default()
+	c.src = &source{file: name, lines: map[string]int{}}
+	if err := decode(c, data); err != nil {
+		return nil, err
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// source remembers where a parsed Config came from.
+type source struct {
+	file  string
+	lines map[string]int // key path, e.g. "interfaces[1].role", to its 1-based line
+}
+
+// line is where path is in the file, or 0 if the file does not set it.
+func (s *source) line(path string) int {
+	if s == nil {
+		return 0
+	}
+	return s.lines[path]
+}
+
+// has reports whether the file sets path.
+func (s *source) has(path string) bool { return s.line(path) != 0 }
+
+func (s *source) name() string {
+	if s == nil {
+		return ""
+	}
+	return s.file
+}
+
+// locate formats the "file:line: key: " prefix of an error, leaving out
+// what is unknown: the line of a default, the file of a Config built in code.
+func locate(file string, line int, path string) string {
+	prefix := ""
+	switch {
+	case file != "" && line > 0:
+		prefix = fmt.Sprintf("%s:%d: ", file, line)
+	case file != "":
+		prefix = file + ": "
+	}
+	if path != "" {
+		prefix += path + ": "
+	}
+	return prefix
+}
+
+// problem is one error found in a file, before it is formatted.
+type problem struct {
+	line int
+	path string
+	msg  string
+}
+
+func (p problem) err(file string) error {
+	return fmt.Errorf("%s%s", locate(file, p.line, p.path), p.msg)
+}
+
+// keyPath names key inside path: "pfcp" + "listen" is "pfcp.listen".
+func keyPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// itemPath names item i of the list at path: "interfaces[1]".
+func itemPath(path string, i int) string {
+	return fmt.Sprintf("%s[%d]", path, i)
+}

@@ -1,0 +1,37 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+// FuzzParse feeds Parse arbitrary bytes: it must return, never panic, and
+// any error must be one line that starts with the file name.
+func FuzzParse(f *testing.F) {
+	for _, seed := range []string{
+		example,
+		"",
+		"pfcp:\n  listen: 198.18.4.2\n",
+		"interfaces:\n  - {name: n3, role: n4}\n",
+		"dnns:\n  - {name: a, pools: [10.0.0.0/8]}\n  - {name: A, pools: [10.1.0.0/16, 10.1.0.1/16]}\n",
+		"teid_range: 0x1-0xffffffff\nmax_sessions: 16000000\n",
+		"node_id: &a x\npfcp: *a\n<<: {a: 1}\n",
+		"a: [1,\n",
+		"--- {}\n--- []\n",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := Parse("upfd.yaml", data)
+		if err != nil {
+			msg := err.Error()
+			if !strings.HasPrefix(msg, "upfd.yaml") || strings.ContainsAny(msg, "\r\n") {
+				t.Fatalf("malformed error %q", msg)
+			}
+			return
+		}
+		if err := c.Validate(); err != nil {
+			t.Fatalf("Parse accepted a config that Validate refuses: %v", err)
+		}
+	})
+}

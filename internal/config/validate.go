@@ -1,0 +1,295 @@
+package config
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+)
+
+// Validate checks the rules that a value's type alone cannot express, and
+// how values relate to each other. If c came from Parse or Load, errors name
+// the file and the line of the key at fault; a key the file left out (a
+// default) is named without a line. Of several problems, the one earliest in
+// the file is returned.
+func (c *Config) Validate() error {
+	v := &validator{src: c.src}
+	v.nodeID(c.NodeID)
+	v.pfcp(c.PFCP)
+	v.interfaces(c.Interfaces)
+	v.dnns(c.DNNs)
+	v.teidRange(c.TEIDRange)
+	v.maxSessions(c.MaxSessions)
+	v.xdpMode(c.XDPMode)
+	return v.first()
+}
+
+// validator gathers every problem, so that the earliest in the file can be
+// reported whatever order the checks run in.
+type validator struct {
+	src      *source
+	problems []problem
+}
+
+func (v *validator) add(path, format string, args ...any) {
+	v.problems = append(v.problems, problem{line: v.src.line(path), path: path, msg: fmt.Sprintf(format, args...)})
+}
+
+// first returns the problem earliest in the file; problems about defaults
+// come after, in the order checked.
+func (v *validator) first() error {
+	if len(v.problems) == 0 {
+		return nil
+	}
+	best := v.problems[0]
+	for _, p := range v.problems[1:] {
+		if p.line > 0 && (best.line == 0 || p.line < best.line) {
+			best = p
+		}
+	}
+	return best.err(v.src.name())
+}
+
+// where picks the first of paths that the file sets, or the first path:
+// a key missing from an item is reported at the item.
+func (v *validator) where(paths ...string) string {
+	for _, path := range paths {
+		if v.src.has(path) {
+			return path
+		}
+	}
+	return paths[0]
+}
+
+// onLine says " (line N)" for a path the file sets, to point at the other
+// half of a conflict.
+func (v *validator) onLine(path string) string {
+	if line := v.src.line(path); line > 0 {
+		return fmt.Sprintf(" (line %d)", line)
+	}
+	return ""
+}
+
+func (v *validator) nodeID(id string) {
+	const path = "node_id"
+	if id == "" {
+		v.add(path, "empty; set it to the UPF's N4 address, e.g. 198.18.4.2, or to its FQDN")
+		return
+	}
+	addr, err := netip.ParseAddr(id)
+	switch {
+	case err != nil:
+		if why := fqdnProblem(id); why != "" {
+			v.add(path, "%s is neither an IP address nor a valid FQDN: %s", quote(id), why)
+		}
+	case addr.Zone() != "":
+		v.add(path, "%s has a zone, which a node ID cannot carry; write %s", quote(id), addr.WithZone(""))
+	case addr.IsUnspecified():
+		v.add(path, "%s is unspecified; write the UPF's N4 address, e.g. 198.18.4.2", addr)
+	}
+}
+
+func (v *validator) pfcp(p PFCP) {
+	const listen = "pfcp.listen"
+	switch {
+	case !p.Listen.IsValid():
+		v.add(listen, "not set; write an address and port such as 198.18.4.2:%d", DefaultPFCPPort)
+	case p.Listen.Port() == 0:
+		v.add(listen, "%s has port 0; use %d, the PFCP port", p.Listen, DefaultPFCPPort)
+	}
+	for i, peer := range p.Peers {
+		if !peer.IsValid() {
+			v.add(itemPath("pfcp.peers", i), "not an IP address; write the SMF's N4 address, e.g. 198.18.4.1")
+		}
+	}
+}
+
+func (v *validator) interfaces(list []Interface) {
+	byName := map[string]string{} // device name to the path of its interface
+	byRole := map[string]string{} // role to the path of its first interface
+	rolesKnown := true
+	for i, iface := range list {
+		path := itemPath("interfaces", i)
+		v.interfaceName(path, iface.Name, byName)
+		if v.interfaceRole(path, iface.Role, byRole) {
+			v.interfaceAddress(path, iface)
+		} else {
+			rolesKnown = false
+		}
+	}
+	// A mistyped role is likely the missing one: report only the typo.
+	if !rolesKnown {
+		return
+	}
+	if byRole[RoleN3] == "" {
+		v.add("interfaces", "no n3 interface; add one with role: n3 and its GTP-U address")
+	}
+	if byRole[RoleN6] == "" {
+		v.add("interfaces", "no n6 interface; add one with role: n6")
+	}
+}
+
+func (v *validator) interfaceName(path, name string, byName map[string]string) {
+	at := v.where(keyPath(path, "name"), path)
+	if name == "" {
+		v.add(at, "no device name; add name: with the device, e.g. name: eth1")
+		return
+	}
+	if why := ifnameProblem(name); why != "" {
+		v.add(at, "%s %s", quote(name), why)
+		return
+	}
+	if other, taken := byName[name]; taken {
+		v.add(at, "%s is already used by %s%s; give each interface its own device", quote(name), other, v.onLine(other))
+		return
+	}
+	byName[name] = path
+}
+
+// interfaceRole checks one role and counts it; it reports whether the role
+// is known, for the checks that depend on it.
+func (v *validator) interfaceRole(path, role string, byRole map[string]string) bool {
+	at := v.where(keyPath(path, "role"), path)
+	switch role {
+	case RoleN3, RoleN6, RoleN9:
+	case "":
+		v.add(at, "no role; add role: n3, n6 or n9")
+		return false
+	default:
+		v.add(at, "%s is not a role; want n3, n6 or n9", quote(role))
+		return false
+	}
+	other, taken := byRole[role]
+	switch {
+	case !taken:
+		byRole[role] = path
+	case role == RoleN9:
+		v.add(at, "a second n9 interface, after %s%s; upfd takes at most one, remove one", other, v.onLine(other))
+	default:
+		v.add(at, "a second %s interface, after %s%s; upfd takes exactly one, remove one", role, other, v.onLine(other))
+	}
+	return true
+}
+
+func (v *validator) interfaceAddress(path string, iface Interface) {
+	at := v.where(keyPath(path, "address"), path)
+	hasAddress := iface.Address.IsValid()
+	switch {
+	case iface.Role == RoleN6 && hasAddress:
+		v.add(at, "n6 interface %s takes no address (N6 carries plain IP, not GTP-U); remove address:", quote(iface.Name))
+	case iface.Role != RoleN6 && !hasAddress:
+		v.add(at, "%s interface %s has no address; add address: with its GTP-U IP, e.g. 198.18.3.2", iface.Role, quote(iface.Name))
+	case hasAddress && iface.Address.IsUnspecified():
+		v.add(at, "%s is unspecified; write the address GTP-U peers send to, e.g. 198.18.3.2", iface.Address)
+	}
+}
+
+// placedPool is a pool already checked, kept to find overlaps.
+type placedPool struct {
+	prefix netip.Prefix
+	dnn    string
+	path   string
+}
+
+func (v *validator) dnns(list []DNN) {
+	if len(list) == 0 {
+		v.add("dnns", "no dnn; add one, e.g. {name: internet, pools: [10.45.0.0/16]}")
+		return
+	}
+	byName := map[string]firstUse{} // lower-case name to the dnn that took it
+	var placed []placedPool
+	for i, dnn := range list {
+		path := itemPath("dnns", i)
+		v.dnnName(path, dnn.Name, byName)
+		placed = v.dnnPools(path, dnn, placed)
+	}
+}
+
+// firstUse is where a name was first given.
+type firstUse struct{ name, path string }
+
+func (v *validator) dnnName(path, name string, byName map[string]firstUse) {
+	at := v.where(keyPath(path, "name"), path)
+	if name == "" {
+		v.add(at, "no name; add name: with the dnn, e.g. name: internet")
+		return
+	}
+	// DNNs are DNS-style names (TS 23.003), so case does not tell them apart.
+	folded := strings.ToLower(name)
+	first, taken := byName[folded]
+	switch {
+	case !taken:
+		byName[folded] = firstUse{name: name, path: path}
+	case first.name != name:
+		v.add(at, "%s repeats %s of %s%s, as dnn names ignore case; give each dnn its own name",
+			quote(name), quote(first.name), first.path, v.onLine(first.path))
+	default:
+		v.add(at, "%s is already used by %s%s; give each dnn its own name", quote(name), first.path, v.onLine(first.path))
+	}
+}
+
+// dnnPools checks the pools of one DNN against each other and against
+// those placed before, and returns placed with them added.
+func (v *validator) dnnPools(path string, dnn DNN, placed []placedPool) []placedPool {
+	poolsPath := keyPath(path, "pools")
+	if len(dnn.Pools) == 0 {
+		v.add(v.where(poolsPath, path), "dnn %s has no pools; add pools: with its UE prefixes, e.g. [10.45.0.0/16]", quote(dnn.Name))
+		return placed
+	}
+	for j, prefix := range dnn.Pools {
+		at := itemPath(poolsPath, j)
+		if !v.pool(at, prefix) {
+			continue
+		}
+		if other, found := overlapping(placed, prefix); found {
+			v.add(at, "%s of dnn %s overlaps %s of dnn %s%s; make the pools disjoint",
+				prefix, quote(dnn.Name), other.prefix, quote(other.dnn), v.onLine(other.path))
+		}
+		placed = append(placed, placedPool{prefix: prefix, dnn: dnn.Name, path: at})
+	}
+	return placed
+}
+
+// pool checks one prefix on its own and reports whether it is sound.
+func (v *validator) pool(path string, prefix netip.Prefix) bool {
+	switch {
+	case !prefix.IsValid():
+		v.add(path, "not an IP prefix; write it as address/length, e.g. 10.45.0.0/16")
+		return false
+	case prefix != prefix.Masked():
+		v.add(path, "%s has host bits set; write %s", prefix, prefix.Masked())
+		return false
+	}
+	return true
+}
+
+// overlapping finds the first placed pool that shares addresses with prefix.
+func overlapping(placed []placedPool, prefix netip.Prefix) (placedPool, bool) {
+	for _, other := range placed {
+		if other.prefix.Overlaps(prefix) {
+			return other, true
+		}
+	}
+	return placedPool{}, false
+}
+
+func (v *validator) teidRange(r TEIDRange) {
+	const path = "teid_range"
+	switch {
+	case r.First == 0:
+		v.add(path, "%#x-%#x starts at TEID 0, which is reserved; start at 0x1 or above", r.First, r.Last)
+	case r.First > r.Last:
+		v.add(path, "%#x-%#x runs backwards; write the lower TEID first, %#x-%#x", r.First, r.Last, r.Last, r.First)
+	}
+}
+
+func (v *validator) maxSessions(n int) {
+	if n < 1 || n > MaxSessionsLimit {
+		v.add("max_sessions", "%d is out of range; want 1 to %d", n, MaxSessionsLimit)
+	}
+}
+
+func (v *validator) xdpMode(mode string) {
+	if mode != XDPNative && mode != XDPGeneric {
+		v.add("xdp_mode", "%s is not a mode; want native or generic", quote(mode))
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/sluice-upf/sluice/internal/netns"
+	"github.com/sluice-upf/sluice/internal/testenv"
 	"github.com/sluice-upf/sluice/lab/refs"
 	"github.com/sluice-upf/sluice/lab/tgen"
 )
@@ -35,7 +36,7 @@ import (
 // the live-frame generator through veths, with the rate the sink saw.
 func BenchmarkDatapath(b *testing.B) {
 	const rounds, frames, progRuns = 5, 1 << 20, 2000
-	ns := testNet(b)
+	ns := testenv.UPF(b)
 	sinks := map[Role]*tgen.Sink{}
 	for role, dev := range map[Role]string{N3: "n3p", N6: "n6p"} {
 		s, err := tgen.AttachSink(ns, dev)

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/sluice-upf/sluice/internal/netns"
+	"github.com/sluice-upf/sluice/internal/testenv"
 )
 
 // e2eNet is gnb <-> upf <-> dn, each a namespace, joined by veth pairs.
@@ -26,14 +27,8 @@ import (
 type e2eNet struct{ gnb, upf, dn string }
 
 func newE2ENet(t *testing.T) e2eNet {
-	requirePrivileges(t)
-	id := fmt.Sprintf("%d-%d", os.Getpid(), nsSeq.Add(1))
-	n := e2eNet{gnb: "sluice-gnb-" + id, upf: "sluice-upf-" + id, dn: "sluice-dn-" + id}
-	for _, ns := range []string{n.gnb, n.upf, n.dn} {
-		sh(t, "ip", "netns", "add", ns)
-		t.Cleanup(func() { exec.Command("ip", "netns", "del", ns).Run() })
-	}
-	in := func(ns string, args ...string) { sh(t, append([]string{"ip", "-n", ns}, args...)...) }
+	n := e2eNet{gnb: testenv.Namespace(t, "sluice-gnb"), upf: testenv.Namespace(t, "sluice-upf"), dn: testenv.Namespace(t, "sluice-dn")}
+	in := func(ns string, args ...string) { testenv.Sh(t, append([]string{"ip", "-n", ns}, args...)...) }
 	in(n.upf, "link", "add", "n3", "address", macN3.String(), "type", "veth", "peer", "name", "gnb0", "netns", n.gnb)
 	in(n.upf, "link", "add", "n6", "address", macN6.String(), "type", "veth", "peer", "name", "dn0", "netns", n.dn)
 	in(n.gnb, "link", "set", "gnb0", "address", macGNB.String())

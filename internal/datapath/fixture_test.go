@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gopacket/gopacket/layers"
+	"github.com/sluice-upf/sluice/internal/testenv"
 )
 
 // The fixtures' session: uplink on TEID 0x100 (N3, IPv4) to N6, downlink
@@ -62,7 +63,7 @@ type fixture struct {
 }
 
 func runFixtures(t *testing.T, cases []fixture) {
-	ns := testNet(t)
+	ns := testenv.UPF(t)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			d := loadIn(t, ns, Options{})

@@ -4,13 +4,15 @@ import (
 	"bytes"
 	"encoding/binary"
 	"testing"
+
+	"github.com/sluice-upf/sluice/internal/testenv"
 )
 
 // FuzzDatapath feeds arbitrary frames to the N3 or N6 program. Whatever
 // arrives, the program never aborts, every packet is counted exactly once,
 // and what it sends out is a well-formed frame from one of our ports.
 func FuzzDatapath(f *testing.F) {
-	ns := testNet(f)
+	ns := testenv.UPF(f)
 	d := loadIn(f, ns, Options{})
 	if err := d.Apply(baseSession()); err != nil {
 		f.Fatal(err)

@@ -3,6 +3,7 @@ package datapath
 import (
 	"bytes"
 	"encoding/binary"
+	"net"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
+	"github.com/sluice-upf/sluice/internal/testenv"
 )
 
 // rawGTPU is a frame from the gNB whose UDP payload is exactly gtp: the
@@ -103,7 +105,7 @@ func TestPrivilegedHostTraffic(t *testing.T) {
 			SrcIP: addrGNBv6.AsSlice(), DstIP: netip.MustParseAddr("ff02::1:ff00:2").AsSlice()}
 		icmp := &layers.ICMPv6{TypeCode: layers.CreateICMPv6TypeCode(layers.ICMPv6TypeNeighborSolicitation, 0)}
 		icmp.SetNetworkLayerForChecksum(ip)
-		return serialize(eth(mustMAC("33:33:ff:00:00:02"), macGNB, true), ip, icmp,
+		return serialize(eth(net.HardwareAddr{0x33, 0x33, 0xff, 0, 0, 2}, macGNB, true), ip, icmp,
 			&layers.ICMPv6NeighborSolicitation{TargetAddress: addrN3v6.AsSlice()})
 	}
 	pfcp := gtpuFrame(macN3, macGNB, tunnel{src: addrGNB, dst: addrN3, sport: 8805}, nil)
@@ -111,7 +113,7 @@ func TestPrivilegedHostTraffic(t *testing.T) {
 	gtpTo := func(msg uint8) []byte {
 		return gtpuFrame(macN3, macGNB, tunnel{src: addrGNB, dst: addrN3, teid: teidUL, msgType: msg, seq: u16p(1)}, nil)
 	}
-	lldp := serialize(&layers.Ethernet{DstMAC: mustMAC("01:80:c2:00:00:0e"), SrcMAC: macGNB, EthernetType: layers.EthernetTypeLinkLayerDiscovery},
+	lldp := serialize(&layers.Ethernet{DstMAC: net.HardwareAddr{0x01, 0x80, 0xc2, 0, 0, 0x0e}, SrcMAC: macGNB, EthernetType: layers.EthernetTypeLinkLayerDiscovery},
 		gopacket.Payload(make([]byte, 46)))
 	elsewhere := upFlow
 	elsewhere.src, elsewhere.dst = addrGNB, netip.MustParseAddr("198.18.3.77")
@@ -178,7 +180,7 @@ func sequence(t *testing.T, d *Datapath, ns string, role Role, frame []byte, n i
 }
 
 func TestPrivilegedQuota(t *testing.T) {
-	ns := testNet(t)
+	ns := testenv.UPF(t)
 	d := loadIn(t, ns, Options{})
 	size := uint64(len(innerBytes()))
 	ops := append(baseSession(), PutURR{ID: 1, URR: URR{HasQuota: true, Quota: 2*size + 10}})
@@ -210,7 +212,7 @@ func TestPrivilegedQuota(t *testing.T) {
 }
 
 func TestPrivilegedMBR(t *testing.T) {
-	ns := testNet(t)
+	ns := testenv.UPF(t)
 	d := loadIn(t, ns, Options{MBRBurst: 5 * time.Millisecond})
 	// 8 kbit/s: one 92-byte packet buys 92 ms, far past the 5 ms burst.
 	ops := append(baseSession(), PutQER{ID: 2, QER: QER{MBRUplink: 8000}},
@@ -234,7 +236,7 @@ func TestPrivilegedMBR(t *testing.T) {
 }
 
 func TestPrivilegedNextHopCache(t *testing.T) {
-	ns := testNet(t)
+	ns := testenv.UPF(t)
 	d := loadIn(t, ns, Options{NextHopTTL: 20 * time.Millisecond})
 	if err := d.Apply(baseSession()); err != nil {
 		t.Fatal(err)
@@ -263,8 +265,8 @@ func TestPrivilegedNextHopCache(t *testing.T) {
 	}
 
 	// A new neighbour MAC shows once the cached next hop expires.
-	moved := mustMAC("02:00:00:00:03:99")
-	sh(t, "ip", "-n", ns, "neigh", "replace", "198.18.3.1", "lladdr", moved.String(), "dev", "n3", "nud", "permanent")
+	moved := net.HardwareAddr{2, 0, 0, 0, 3, 0x99}
+	testenv.Sh(t, "ip", "-n", ns, "neigh", "replace", "198.18.3.1", "lladdr", moved.String(), "dev", "n3", "nud", "permanent")
 	time.Sleep(30 * time.Millisecond)
 	_, out := runXDP(t, d, ns, N6, downlink(downFlow))
 	if want := encapOut(moved, macN3, addrN3, addrGNB, teidDL, qfiDef, downFlow); !bytes.Equal(out, want) {
@@ -275,7 +277,7 @@ func TestPrivilegedNextHopCache(t *testing.T) {
 // The MBR holds over time: offered far above it for 400 ms, the bytes
 // admitted are the MBR's worth plus at most the burst (5 ms and a tick).
 func TestPrivilegedMBRRate(t *testing.T) {
-	ns := testNet(t)
+	ns := testenv.UPF(t)
 	d := loadIn(t, ns, Options{MBRBurst: 5 * time.Millisecond})
 	const mbr = 10e6 // bit/s
 	ops := append(baseSession(), PutQER{ID: 2, QER: QER{MBRUplink: mbr}},

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gopacket/gopacket/layers"
+	"github.com/sluice-upf/sluice/internal/testenv"
 )
 
 // uplinkPDRs replaces session 1's uplink rules.
@@ -160,7 +161,7 @@ func TestPrivilegedPaths(t *testing.T) {
 }
 
 func TestPrivilegedFilterNeedsSlot(t *testing.T) {
-	ns := testNet(t)
+	ns := testenv.UPF(t)
 	d := loadIn(t, ns, Options{})
 	p := PDR{ID: 3, Src: Access, OHR: OHRGTPUv4, FARID: 1, Filter: SDF{Dst: netip.MustParsePrefix("198.18.7.0/24")}}
 	err := d.Apply([]Op{uplinkPDRs(p)})
@@ -170,7 +171,7 @@ func TestPrivilegedFilterNeedsSlot(t *testing.T) {
 }
 
 func TestPrivilegedApplyErrors(t *testing.T) {
-	ns := testNet(t)
+	ns := testenv.UPF(t)
 	d := loadIn(t, ns, Options{MaxSessions: 1024})
 	far := d.Sizes().FARs
 	for _, c := range []struct {

@@ -1,32 +1,23 @@
 package datapath
 
 import (
-	"fmt"
 	"net"
 	"net/netip"
-	"os"
-	"os/exec"
-	"strings"
 	"testing"
 
-	"sync/atomic"
-
 	"github.com/cilium/ebpf"
+
 	"github.com/sluice-upf/sluice/internal/netns"
+	"github.com/sluice-upf/sluice/internal/testenv"
 )
 
-// The fixtures' world: one namespace holding the UPF's N3, N6 and N9
-// devices (each a veth whose peer stays in the same namespace), with static
-// neighbours of known MACs so that every output byte is predictable.
 var (
-	macN3     = mustMAC("02:00:00:00:03:02")
-	macGNB    = mustMAC("02:00:00:00:03:01")
-	macGNB2   = mustMAC("02:00:00:00:03:0b")
-	macN6     = mustMAC("02:00:00:00:06:02")
-	macRouter = mustMAC("02:00:00:00:06:01")
-	macN9     = mustMAC("02:00:00:00:09:02")
-	macPeer   = mustMAC("02:00:00:00:09:01")
+	macN3, macGNB, macGNB2, macN6 = testenv.MACN3, testenv.MACGNB, testenv.MACGNB2, testenv.MACN6
+	macRouter, macN9, macPeer     = testenv.MACRouter, testenv.MACN9, testenv.MACPeer
+)
 
+// Addresses of the testenv.UPF namespace and what lies around it.
+var (
 	addrN3    = netip.MustParseAddr("198.18.3.2")
 	addrN3v6  = netip.MustParseAddr("2001:2:0:3::2")
 	addrN9    = netip.MustParseAddr("198.18.9.2")
@@ -49,79 +40,6 @@ const (
 	epN3v6 = 1
 	epN9   = 2
 )
-
-var nsSeq atomic.Int64
-
-func mustMAC(s string) net.HardwareAddr {
-	m, err := net.ParseMAC(s)
-	if err != nil {
-		panic(err)
-	}
-	return m
-}
-
-func requirePrivileges(t testing.TB) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root for BPF and network namespaces")
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("needs iproute2")
-	}
-}
-
-func sh(t testing.TB, args ...string) {
-	t.Helper()
-	out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-}
-
-// testNet makes the namespace and removes it when the test ends.
-func testNet(t testing.TB) string {
-	t.Helper()
-	requirePrivileges(t)
-	ns := fmt.Sprintf("sluice-dp-%d-%d", os.Getpid(), nsSeq.Add(1))
-	sh(t, "ip", "netns", "add", ns)
-	t.Cleanup(func() { exec.Command("ip", "netns", "del", ns).Run() })
-	in := func(args ...string) { sh(t, append([]string{"ip", "-n", ns}, args...)...) }
-
-	for _, l := range []struct {
-		name string
-		mac  net.HardwareAddr
-		v4   string
-		v6   string
-	}{
-		{"n3", macN3, "198.18.3.2/24", "2001:2:0:3::2/64"},
-		{"n6", macN6, "198.18.6.2/24", "2001:2:0:6::2/64"},
-		{"n9", macN9, "198.18.9.2/24", ""},
-	} {
-		in("link", "add", l.name, "address", l.mac.String(), "type", "veth", "peer", "name", l.name+"p")
-		in("addr", "add", l.v4, "dev", l.name)
-		if l.v6 != "" {
-			in("addr", "add", l.v6, "dev", l.name, "nodad")
-		}
-		in("link", "set", l.name+"p", "up")
-		in("link", "set", l.name, "up")
-	}
-	for _, n := range []struct {
-		addr, mac, dev string
-	}{
-		{"198.18.3.1", macGNB.String(), "n3"},
-		{"198.18.3.11", macGNB2.String(), "n3"},
-		{"2001:2:0:3::1", macGNB.String(), "n3"},
-		{"198.18.6.1", macRouter.String(), "n6"},
-		{"2001:2:0:6::1", macRouter.String(), "n6"},
-		{"198.18.9.1", macPeer.String(), "n9"},
-	} {
-		in("neigh", "replace", n.addr, "lladdr", n.mac, "dev", n.dev, "nud", "permanent")
-	}
-	in("route", "add", "198.18.7.0/24", "via", "198.18.6.1", "dev", "n6")
-	in("route", "add", "2001:2:0:7::/64", "via", "2001:2:0:6::1", "dev", "n6")
-	sh(t, "ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv4.conf.all.forwarding=1", "net.ipv6.conf.all.forwarding=1")
-	return ns
-}
 
 // loadIn loads a fresh datapath inside ns, closed when the test ends.
 func loadIn(t testing.TB, ns string, opts Options) *Datapath {

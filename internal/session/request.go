@@ -97,3 +97,88 @@ type URRUpdate struct {
 	TimeThreshold *uint32
 	TimeQuota     *uint32
 }
+
+// ApplyTo sets in p what the update sets.
+func (u PDRUpdate) ApplyTo(p *PDR) {
+	p.ID = u.ID
+	set(&p.Precedence, u.Precedence)
+	if u.PDI != nil {
+		p.PDI = *u.PDI
+	}
+	if u.OHR != nil {
+		p.OHR = u.OHR
+	}
+	set(&p.FARID, u.FARID)
+	if u.SetQERs {
+		p.QERIDs = u.QERIDs
+	}
+	if u.SetURRs {
+		p.URRIDs = u.URRIDs
+	}
+}
+
+// ApplyTo sets in f what the update sets; forwarding parameters are merged.
+func (u FARUpdate) ApplyTo(f *FAR) {
+	f.ID = u.ID
+	set(&f.Action, u.Action)
+	if u.BARID != nil {
+		f.BARID = u.BARID
+	}
+	if u.Forw != nil {
+		next := Forwarding{}
+		if f.Forw != nil {
+			next = *f.Forw
+		}
+		u.Forw.ApplyTo(&next)
+		f.Forw = &next
+	}
+}
+
+// ApplyTo sets in f what Update Forwarding Parameters set. The End Marker
+// request holds for this change only.
+func (u ForwardingUpdate) ApplyTo(f *Forwarding) {
+	set(&f.Dest, u.Dest)
+	set(&f.NetworkInstance, u.NetworkInstance)
+	if u.OHC != nil {
+		f.OHC = u.OHC
+	}
+	if u.TOS != nil {
+		f.TOS = u.TOS
+	}
+	f.EndMarker = u.EndMarker
+}
+
+// ApplyTo sets in q what the update sets.
+func (u QERUpdate) ApplyTo(q *QER) {
+	q.ID = u.ID
+	set(&q.GateUL, u.GateUL)
+	set(&q.GateDL, u.GateDL)
+	set(&q.MBRUL, u.MBRUL)
+	set(&q.MBRDL, u.MBRDL)
+	set(&q.GBRUL, u.GBRUL)
+	set(&q.GBRDL, u.GBRDL)
+	set(&q.QFI, u.QFI)
+	set(&q.RQI, u.RQI)
+}
+
+// ApplyTo sets in x what the update sets.
+func (u URRUpdate) ApplyTo(x *URR) {
+	x.ID = u.ID
+	set(&x.Method, u.Method)
+	set(&x.Triggers, u.Triggers)
+	set(&x.Period, u.Period)
+	set(&x.TimeThreshold, u.TimeThreshold)
+	set(&x.TimeQuota, u.TimeQuota)
+	if u.VolThreshold != nil {
+		x.VolThreshold = u.VolThreshold
+	}
+	if u.VolQuota != nil {
+		x.VolQuota = u.VolQuota
+	}
+}
+
+func set[T any](dst *T, v *T) {
+	if v != nil {
+		*dst = *v
+	}
+}

@@ -75,20 +75,7 @@ func updateAll(s *Session, r *Modify) error {
 		if !ok {
 			return refuse(CauseRuleFailure, IEPDRID, "update PDR %d, which the session does not have", u.ID)
 		}
-		set(&p.Precedence, u.Precedence)
-		if u.PDI != nil {
-			p.PDI = *u.PDI
-		}
-		if u.OHR != nil {
-			p.OHR = u.OHR
-		}
-		set(&p.FARID, u.FARID)
-		if u.SetQERs {
-			p.QERIDs = u.QERIDs
-		}
-		if u.SetURRs {
-			p.URRIDs = u.URRIDs
-		}
+		u.ApplyTo(&p)
 		s.PDRs[u.ID] = p
 	}
 	for _, u := range r.UpdateFARs {
@@ -96,13 +83,7 @@ func updateAll(s *Session, r *Modify) error {
 		if !ok {
 			return refuse(CauseRuleFailure, IEFARID, "update FAR %d, which the session does not have", u.ID)
 		}
-		set(&f.Action, u.Action)
-		if u.BARID != nil {
-			f.BARID = u.BARID
-		}
-		if u.Forw != nil {
-			f.Forw = updateForwarding(f.Forw, u.Forw)
-		}
+		u.ApplyTo(&f)
 		s.FARs[u.ID] = f
 	}
 	for _, u := range r.UpdateQERs {
@@ -110,14 +91,7 @@ func updateAll(s *Session, r *Modify) error {
 		if !ok {
 			return refuse(CauseRuleFailure, IEQERID, "update QER %d, which the session does not have", u.ID)
 		}
-		set(&q.GateUL, u.GateUL)
-		set(&q.GateDL, u.GateDL)
-		set(&q.MBRUL, u.MBRUL)
-		set(&q.MBRDL, u.MBRDL)
-		set(&q.GBRUL, u.GBRUL)
-		set(&q.GBRDL, u.GBRDL)
-		set(&q.QFI, u.QFI)
-		set(&q.RQI, u.RQI)
+		u.ApplyTo(&q)
 		s.QERs[u.ID] = q
 	}
 	for _, u := range r.UpdateURRs {
@@ -125,45 +99,10 @@ func updateAll(s *Session, r *Modify) error {
 		if !ok {
 			return refuse(CauseRuleFailure, IEURRID, "update URR %d, which the session does not have", u.ID)
 		}
-		set(&x.Method, u.Method)
-		set(&x.Triggers, u.Triggers)
-		set(&x.Period, u.Period)
-		set(&x.TimeThreshold, u.TimeThreshold)
-		set(&x.TimeQuota, u.TimeQuota)
-		if u.VolThreshold != nil {
-			x.VolThreshold = u.VolThreshold
-		}
-		if u.VolQuota != nil {
-			x.VolQuota = u.VolQuota
-		}
+		u.ApplyTo(&x)
 		s.URRs[u.ID] = x
 	}
 	return nil
-}
-
-func set[T any](dst *T, v *T) {
-	if v != nil {
-		*dst = *v
-	}
-}
-
-// updateForwarding merges Update Forwarding Parameters into the current
-// ones (which it does not change).
-func updateForwarding(cur *Forwarding, u *ForwardingUpdate) *Forwarding {
-	f := Forwarding{}
-	if cur != nil {
-		f = *cur
-	}
-	set(&f.Dest, u.Dest)
-	set(&f.NetworkInstance, u.NetworkInstance)
-	if u.OHC != nil {
-		f.OHC = u.OHC
-	}
-	if u.TOS != nil {
-		f.TOS = u.TOS
-	}
-	f.EndMarker = u.EndMarker
-	return &f
 }
 
 // validate checks the session as a whole: every reference resolves, every

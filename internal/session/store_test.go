@@ -139,7 +139,7 @@ func TestModify(t *testing.T) {
 	}
 	for _, bad := range []*Modify{
 		{SEID: 999},
-		{SEID: seid, RemoveFARs: []uint32{2}},  // PDRs 2 and 5 still use it
+		{SEID: seid, RemoveFARs: []uint32{2}}, // PDRs 2 and 5 still use it
 		{SEID: seid, UpdateQERs: []QERUpdate{{ID: 9}}},
 	} {
 		if _, err := s.Plan(bad); err == nil {

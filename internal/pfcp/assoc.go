@@ -1,0 +1,130 @@
+package pfcp
+
+import (
+	"net/netip"
+	"time"
+
+	"github.com/wmnsk/go-pfcp/ie"
+	"github.com/wmnsk/go-pfcp/message"
+
+	"github.com/sluice-upf/sluice/internal/session"
+)
+
+// association is an SMF we have a PFCP association with (§6.2.6).
+type association struct {
+	nodeID   string
+	addr     netip.AddrPort
+	recovery time.Time
+}
+
+// upFeatures states exactly what the UPF does (§8.2.25): it allocates
+// F-TEIDs (FTUP, octet 5) and UE addresses (UEIP, octet 7).
+func upFeatures() *ie.IE { return ie.NewUPFunctionFeatures(0x10, 0x00, 0x04) }
+
+func (s *Server) associationSetup(from netip.AddrPort, m *message.AssociationSetupRequest) message.Message {
+	seq := m.Header.SequenceNumber
+	refuse := func(cause uint8, offending uint16) message.Message {
+		ies := []*ie.IE{s.nodeID(), ie.NewCause(cause), ie.NewRecoveryTimeStamp(s.cfg.Recovery)}
+		if offending != 0 {
+			ies = append(ies, ie.NewOffendingIE(offending))
+		}
+		return message.NewAssociationSetupResponse(seq, ies...)
+	}
+	if m.NodeID == nil {
+		return refuse(session.CauseMandatoryIEMissing, ie.NodeID)
+	}
+	if m.RecoveryTimeStamp == nil {
+		return refuse(session.CauseMandatoryIEMissing, ie.RecoveryTimeStamp)
+	}
+	node, err := m.NodeID.NodeID()
+	if err != nil {
+		return refuse(session.CauseMandatoryIEIncorrect, ie.NodeID)
+	}
+	recovery, err := m.RecoveryTimeStamp.RecoveryTimeStamp()
+	if err != nil {
+		return refuse(session.CauseMandatoryIEIncorrect, ie.RecoveryTimeStamp)
+	}
+	if old, ok := s.assocs[node]; ok && !old.recovery.Equal(recovery) {
+		// The SMF restarted: the sessions it had are gone on its side.
+		s.log.Info("pfcp: peer restarted, dropping its sessions", "node", node, "was", old.recovery, "now", recovery)
+		s.dropSessions(node)
+	}
+	s.assocs[node] = &association{nodeID: node, addr: from, recovery: recovery}
+	s.log.Info("pfcp: association set up", "node", node, "from", from)
+	return message.NewAssociationSetupResponse(seq, s.nodeID(), ie.NewCause(session.CauseAccepted),
+		ie.NewRecoveryTimeStamp(s.cfg.Recovery), upFeatures())
+}
+
+func (s *Server) associationUpdate(from netip.AddrPort, m *message.AssociationUpdateRequest) message.Message {
+	seq := m.Header.SequenceNumber
+	if _, ok := s.association(m.NodeID); !ok {
+		return message.NewAssociationUpdateResponse(seq, s.nodeID(), ie.NewCause(session.CauseNoAssociation))
+	}
+	return message.NewAssociationUpdateResponse(seq, s.nodeID(), ie.NewCause(session.CauseAccepted), upFeatures())
+}
+
+func (s *Server) associationRelease(from netip.AddrPort, m *message.AssociationReleaseRequest) message.Message {
+	seq := m.Header.SequenceNumber
+	a, ok := s.association(m.NodeID)
+	if !ok {
+		return message.NewAssociationReleaseResponse(seq, s.nodeID(), ie.NewCause(session.CauseNoAssociation))
+	}
+	s.dropSessions(a.nodeID)
+	delete(s.assocs, a.nodeID)
+	s.log.Info("pfcp: association released", "node", a.nodeID)
+	return message.NewAssociationReleaseResponse(seq, s.nodeID(), ie.NewCause(session.CauseAccepted))
+}
+
+// association finds the association a Node ID IE names.
+func (s *Server) association(nodeID *ie.IE) (*association, bool) {
+	if nodeID == nil {
+		return nil, false
+	}
+	id, err := nodeID.NodeID()
+	if err != nil {
+		return nil, false
+	}
+	a, ok := s.assocs[id]
+	return a, ok
+}
+
+// dropSessions deletes every session of a peer.
+func (s *Server) dropSessions(node string) {
+	var seids []uint64
+	s.store.Sessions(func(x *session.Session) bool {
+		if x.Peer == node {
+			seids = append(seids, x.SEID)
+		}
+		return true
+	})
+	for _, seid := range seids {
+		if _, err := s.apply(&session.Delete{SEID: seid}); err != nil {
+			s.log.Error("pfcp: drop session", "seid", seid, "err", err)
+		}
+	}
+}
+
+// refusal answers a request that could not be decoded or was not allowed,
+// with the response type that matches it.
+func refusal(h *message.Header, cause uint8, offending uint16, nodeID *ie.IE) message.Message {
+	seq := h.SequenceNumber
+	ies := []*ie.IE{nodeID, ie.NewCause(cause)}
+	if offending != 0 {
+		ies = append(ies, ie.NewOffendingIE(offending))
+	}
+	switch h.Type {
+	case message.MsgTypeAssociationSetupRequest:
+		return message.NewAssociationSetupResponse(seq, ies...)
+	case message.MsgTypeAssociationUpdateRequest:
+		return message.NewAssociationUpdateResponse(seq, ies...)
+	case message.MsgTypeAssociationReleaseRequest:
+		return message.NewAssociationReleaseResponse(seq, ies[0], ies[1], ies[2:]...)
+	case message.MsgTypeSessionEstablishmentRequest:
+		return message.NewSessionEstablishmentResponse(0, 0, 0, seq, 0, ies...)
+	case message.MsgTypeSessionModificationRequest:
+		return message.NewSessionModificationResponse(0, 0, 0, seq, 0, ies[1:]...)
+	case message.MsgTypeSessionDeletionRequest:
+		return message.NewSessionDeletionResponse(0, 0, 0, seq, 0, ies[1:]...)
+	}
+	return nil
+}

@@ -1,0 +1,190 @@
+package pfcp
+
+import (
+	"errors"
+	"net"
+	"net/netip"
+
+	"github.com/wmnsk/go-pfcp/ie"
+	"github.com/wmnsk/go-pfcp/message"
+
+	"github.com/sluice-upf/sluice/internal/datapath"
+	"github.com/sluice-upf/sluice/internal/session"
+)
+
+// apply takes a request through the store, the compiler and the datapath.
+// On any failure nothing of it is left: the datapath gets its lookup
+// entries back, the compiler and the store their reservations.
+func (s *Server) apply(req session.Request) (*session.Change, error) {
+	c, err := s.store.Plan(req)
+	if err != nil {
+		return nil, err
+	}
+	seid := seidOf(c)
+	p, err := s.rules.Plan(seid, c.Next)
+	if err != nil {
+		s.store.Abort(c)
+		return nil, err
+	}
+	if err := s.dp.Apply(p.Ops); err != nil {
+		if uerr := s.dp.Apply(p.Undo); uerr != nil {
+			s.log.Error("pfcp: undo after a failed datapath change also failed: the datapath may hold a partial session",
+				"seid", seid, "err", err, "undo", uerr)
+		}
+		s.rules.Abort(p)
+		s.store.Abort(c)
+		cause := session.CauseSystemFailure
+		if errors.Is(err, datapath.ErrFull) {
+			cause = session.CauseNoResources
+		}
+		return nil, &session.Error{Cause: cause, Msg: "datapath: " + err.Error()}
+	}
+	s.rules.Commit(p)
+	s.store.Commit(c)
+	return c, nil
+}
+
+func seidOf(c *session.Change) uint64 {
+	if c.Next != nil {
+		return c.Next.SEID
+	}
+	return c.Prev.SEID
+}
+
+// causeOf is the cause and offending IE a refusal carries.
+func causeOf(err error) []*ie.IE {
+	var e *session.Error
+	if !errors.As(err, &e) {
+		return []*ie.IE{ie.NewCause(session.CauseSystemFailure)}
+	}
+	ies := []*ie.IE{ie.NewCause(e.Cause)}
+	if e.IE != 0 {
+		ies = append(ies, ie.NewOffendingIE(e.IE))
+	}
+	return ies
+}
+
+func (s *Server) sessionEstablishment(from netip.AddrPort, m *message.SessionEstablishmentRequest) message.Message {
+	h := m.Header
+	reply := func(cpSEID uint64, ies ...*ie.IE) message.Message {
+		return message.NewSessionEstablishmentResponse(0, 0, cpSEID, h.SequenceNumber, 0, append([]*ie.IE{s.nodeID()}, ies...)...)
+	}
+	a, ok := s.association(m.NodeID)
+	if !ok {
+		return reply(0, ie.NewCause(session.CauseNoAssociation))
+	}
+	req, derr := decodeEstablish(m, a.nodeID)
+	if derr != nil {
+		s.log.Info("pfcp: session establishment refused", "node", a.nodeID, "cause", derr.Cause, "ie", derr.IE, "why", derr.Msg)
+		return reply(cpSEIDOf(m), causeOf(derr)...)
+	}
+	c, err := s.apply(req)
+	if err != nil {
+		s.log.Info("pfcp: session establishment refused", "node", a.nodeID, "cp_seid", req.CPSEID, "why", err)
+		return reply(req.CPSEID, causeOf(err)...)
+	}
+	s.log.Info("pfcp: session established", "node", a.nodeID, "seid", c.Next.SEID, "cp_seid", req.CPSEID,
+		"pdrs", len(c.Next.PDRs), "fars", len(c.Next.FARs), "qers", len(c.Next.QERs), "urrs", len(c.Next.URRs))
+	ies := []*ie.IE{ie.NewCause(session.CauseAccepted), s.upFSEID(c.Next.SEID)}
+	return reply(req.CPSEID, append(ies, createdPDRs(c.Created)...)...)
+}
+
+func cpSEIDOf(m *message.SessionEstablishmentRequest) uint64 {
+	if m.CPFSEID != nil {
+		if f, err := m.CPFSEID.FSEID(); err == nil {
+			return f.SEID
+		}
+	}
+	return 0
+}
+
+// upFSEID is our F-SEID for a session, on the N4 address.
+func (s *Server) upFSEID(seid uint64) *ie.IE {
+	a := s.cfg.Listen.Addr()
+	if a.Is4() {
+		return ie.NewFSEID(seid, a.AsSlice(), nil)
+	}
+	return ie.NewFSEID(seid, nil, a.AsSlice())
+}
+
+func createdPDRs(created []session.CreatedPDR) []*ie.IE {
+	var out []*ie.IE
+	for _, c := range created {
+		kids := []*ie.IE{ie.NewPDRID(c.ID)}
+		if f := c.FTEID; f != nil {
+			var flags uint8
+			var v4, v6 net.IP
+			if f.V4.IsValid() {
+				flags, v4 = flags|0x01, f.V4.AsSlice()
+			}
+			if f.V6.IsValid() {
+				flags, v6 = flags|0x02, f.V6.AsSlice()
+			}
+			kids = append(kids, ie.NewFTEID(flags, f.TEID, v4, v6, 0))
+		}
+		if u := c.UEIP; u != nil {
+			var flags uint8
+			v4, v6 := "", ""
+			if u.V4.IsValid() {
+				flags, v4 = flags|0x02, u.V4.String()
+			}
+			if u.V6.IsValid() {
+				flags, v6 = flags|0x01, u.V6.Addr().String()
+			}
+			if u.Dest {
+				flags |= 0x04
+			}
+			kids = append(kids, ie.NewUEIPAddress(flags, v4, v6, 0, 0))
+		}
+		out = append(out, ie.NewCreatedPDR(kids...))
+	}
+	return out
+}
+
+// session finds the session a modification or deletion names, and checks
+// that it belongs to an association.
+func (s *Server) session(seid uint64) (*session.Session, bool) {
+	x, ok := s.store.Get(seid)
+	if !ok {
+		return nil, false
+	}
+	_, assoc := s.assocs[x.Peer]
+	return x, assoc
+}
+
+func (s *Server) sessionModification(from netip.AddrPort, m *message.SessionModificationRequest) message.Message {
+	h := m.Header
+	x, ok := s.session(h.SEID)
+	if !ok {
+		return message.NewSessionModificationResponse(0, 0, 0, h.SequenceNumber, 0, ie.NewCause(session.CauseNoSession))
+	}
+	reply := func(ies ...*ie.IE) message.Message {
+		return message.NewSessionModificationResponse(0, 0, x.CPSEID, h.SequenceNumber, 0, ies...)
+	}
+	req, derr := decodeModify(m, x.SEID)
+	if derr != nil {
+		s.log.Info("pfcp: session modification refused", "seid", x.SEID, "cause", derr.Cause, "ie", derr.IE, "why", derr.Msg)
+		return reply(causeOf(derr)...)
+	}
+	c, err := s.apply(req)
+	if err != nil {
+		s.log.Info("pfcp: session modification refused", "seid", x.SEID, "why", err)
+		return reply(causeOf(err)...)
+	}
+	s.log.Info("pfcp: session modified", "seid", x.SEID, "pdrs", len(c.Next.PDRs), "fars", len(c.Next.FARs))
+	return reply(append([]*ie.IE{ie.NewCause(session.CauseAccepted)}, createdPDRs(c.Created)...)...)
+}
+
+func (s *Server) sessionDeletion(from netip.AddrPort, m *message.SessionDeletionRequest) message.Message {
+	h := m.Header
+	x, ok := s.session(h.SEID)
+	if !ok {
+		return message.NewSessionDeletionResponse(0, 0, 0, h.SequenceNumber, 0, ie.NewCause(session.CauseNoSession))
+	}
+	if _, err := s.apply(&session.Delete{SEID: x.SEID}); err != nil {
+		s.log.Error("pfcp: session deletion failed", "seid", x.SEID, "err", err)
+		return message.NewSessionDeletionResponse(0, 0, x.CPSEID, h.SequenceNumber, 0, causeOf(err)...)
+	}
+	s.log.Info("pfcp: session deleted", "seid", x.SEID)
+	return message.NewSessionDeletionResponse(0, 0, x.CPSEID, h.SequenceNumber, 0, ie.NewCause(session.CauseAccepted))
+}

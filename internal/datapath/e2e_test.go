@@ -11,94 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/asm"
-	"github.com/cilium/ebpf/link"
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
-	"golang.org/x/sys/unix"
 
 	"github.com/sluice-upf/sluice/internal/netns"
 	"github.com/sluice-upf/sluice/internal/testenv"
 )
-
-// e2eNet is gnb <-> upf <-> dn, each a namespace, joined by veth pairs.
-// The UPF side holds the same addresses as the fixtures' namespace.
-type e2eNet struct{ gnb, upf, dn string }
-
-func newE2ENet(t *testing.T) e2eNet {
-	n := e2eNet{gnb: testenv.Namespace(t, "sluice-gnb"), upf: testenv.Namespace(t, "sluice-upf"), dn: testenv.Namespace(t, "sluice-dn")}
-	in := func(ns string, args ...string) { testenv.Sh(t, append([]string{"ip", "-n", ns}, args...)...) }
-	in(n.upf, "link", "add", "n3", "address", macN3.String(), "type", "veth", "peer", "name", "gnb0", "netns", n.gnb)
-	in(n.upf, "link", "add", "n6", "address", macN6.String(), "type", "veth", "peer", "name", "dn0", "netns", n.dn)
-	in(n.gnb, "link", "set", "gnb0", "address", macGNB.String())
-	in(n.dn, "link", "set", "dn0", "address", macRouter.String())
-	in(n.upf, "addr", "add", "198.18.3.2/24", "dev", "n3")
-	in(n.upf, "addr", "add", "198.18.6.2/24", "dev", "n6")
-	in(n.gnb, "addr", "add", "198.18.3.1/24", "dev", "gnb0")
-	in(n.dn, "addr", "add", "198.18.6.1/24", "dev", "dn0")
-	in(n.dn, "addr", "add", "198.18.7.10/32", "dev", "lo")
-	for _, l := range [][2]string{{n.upf, "n3"}, {n.upf, "n6"}, {n.gnb, "gnb0"}, {n.dn, "dn0"}, {n.dn, "lo"}} {
-		in(l[0], "link", "set", l[1], "up")
-	}
-	// The lab's static neighbours: the datapath does not resolve them itself.
-	in(n.upf, "neigh", "replace", "198.18.3.1", "lladdr", macGNB.String(), "dev", "n3", "nud", "permanent")
-	in(n.upf, "neigh", "replace", "198.18.6.1", "lladdr", macRouter.String(), "dev", "n6", "nud", "permanent")
-	in(n.upf, "route", "add", "198.18.7.0/24", "via", "198.18.6.1")
-	in(n.dn, "route", "add", "10.45.0.0/16", "via", "198.18.6.2")
-	return n
-}
-
-// attachPass gives a veth's far end NAPI, without which frames redirected
-// into the pair are dropped.
-func attachPass(t *testing.T, ns, dev string) {
-	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{
-		Type:         ebpf.XDP,
-		License:      "GPL",
-		Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, int32(Passed)), asm.Return()},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { prog.Close() })
-	err = netns.Do(ns, func() error {
-		ifc, err := net.InterfaceByName(dev)
-		if err != nil {
-			return err
-		}
-		l, err := link.AttachXDP(link.XDPOptions{Program: prog, Interface: ifc.Index})
-		if err == nil {
-			t.Cleanup(func() { l.Close() })
-		}
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-func listenUDP(t *testing.T, ns, addr string) *net.UDPConn {
-	var c *net.UDPConn
-	err := netns.Do(ns, func() (err error) {
-		c, err = net.ListenUDP("udp4", net.UDPAddrFromAddrPort(netip.MustParseAddrPort(addr)))
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	// Room for every datagram of an exchange, should the reader be late.
-	raw, err := c.SyscallConn()
-	if err == nil {
-		raw.Control(func(fd uintptr) {
-			err = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 16<<20)
-		})
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
 
 // receive reads datagrams until n arrived or the line is quiet for a second.
 func receive(c *net.UDPConn, n int) [][]byte {
@@ -118,15 +36,15 @@ func receive(c *net.UDPConn, n int) [][]byte {
 func TestPrivilegedEndToEnd(t *testing.T) {
 	for _, mode := range []XDPMode{Native, Generic} {
 		t.Run(string(mode), func(t *testing.T) {
-			n := newE2ENet(t)
-			d := loadIn(t, n.upf, Options{Interfaces: []Interface{{"n3", N3}, {"n6", N6}}, GTPUAddrs: []netip.Addr{addrN3}})
-			if err := netns.Do(n.upf, func() error { return d.Attach(mode) }); err != nil {
+			n := testenv.NewLab(t)
+			d := loadIn(t, n.UPF, Options{Interfaces: []Interface{{"n3", N3}, {"n6", N6}}, GTPUAddrs: []netip.Addr{addrN3}})
+			if err := netns.Do(n.UPF, func() error { return d.Attach(mode) }); err != nil {
 				t.Fatal(err)
 			}
 			if err := d.Apply(baseSession()); err != nil {
 				t.Fatal(err)
 			}
-			p := n.peers(t)
+			p := peers(t, n)
 			p.exchange(t, 0, 2000)
 			checkUsage(t, d, 2000)
 			s, _ := d.Stats()
@@ -141,13 +59,13 @@ func TestPrivilegedEndToEnd(t *testing.T) {
 // With pinning, the datapath forwards while no process holds it, and the
 // next Load takes the sessions and counters back.
 func TestPrivilegedPinnedRestart(t *testing.T) {
-	n := newE2ENet(t)
+	n := testenv.NewLab(t)
 	pin := fmt.Sprintf("/sys/fs/bpf/sluice-test-%d", os.Getpid())
 	t.Cleanup(func() { os.RemoveAll(pin) })
 	opts := Options{Interfaces: []Interface{{"n3", N3}, {"n6", N6}}, GTPUAddrs: []netip.Addr{addrN3}, PinPath: pin}
 	load := func() *Datapath {
 		var d *Datapath
-		err := netns.Do(n.upf, func() (err error) {
+		err := netns.Do(n.UPF, func() (err error) {
 			if d, err = Load(opts); err == nil {
 				err = d.Attach(Native)
 			}
@@ -158,7 +76,7 @@ func TestPrivilegedPinnedRestart(t *testing.T) {
 		}
 		return d
 	}
-	p := n.peers(t)
+	p := peers(t, n)
 
 	first := load()
 	if err := first.Apply(baseSession()); err != nil {
@@ -176,7 +94,7 @@ func TestPrivilegedPinnedRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	second.Close()
-	out, _ := exec.Command("ip", "-n", n.upf, "link", "show", "n3").CombinedOutput()
+	out, _ := exec.Command("ip", "-n", n.UPF, "link", "show", "n3").CombinedOutput()
 	if strings.Contains(string(out), "xdp") {
 		t.Errorf("a program is still attached after Unpin:\n%s", out)
 	}
@@ -199,13 +117,11 @@ const e2ePayload = 100
 // e2ePeers are the gNB's and the DN's sockets.
 type e2ePeers struct{ gnb, dnRx, dnTx *net.UDPConn }
 
-func (n e2eNet) peers(t *testing.T) e2ePeers {
-	attachPass(t, n.gnb, "gnb0")
-	attachPass(t, n.dn, "dn0")
+func peers(t *testing.T, n testenv.Lab) e2ePeers {
 	return e2ePeers{
-		gnb:  listenUDP(t, n.gnb, "198.18.3.1:2152"),
-		dnRx: listenUDP(t, n.dn, "198.18.7.10:5001"),
-		dnTx: listenUDP(t, n.dn, "198.18.7.10:5002"),
+		gnb:  testenv.ListenUDP(t, n.GNB, "198.18.3.1:2152"),
+		dnRx: testenv.ListenUDP(t, n.DN, "198.18.7.10:5001"),
+		dnTx: testenv.ListenUDP(t, n.DN, "198.18.7.10:5002"),
 	}
 }
 

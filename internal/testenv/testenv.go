@@ -5,11 +5,19 @@ package testenv
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/link"
+	"golang.org/x/sys/unix"
+
+	"github.com/sluice-upf/sluice/internal/netns"
 )
 
 // The UPF namespace's world: its N3, N6 and N9 devices (veths whose peers
@@ -105,4 +113,102 @@ func UPF(t testing.TB) string {
 	in("route", "add", "2001:2:0:7::/64", "via", "2001:2:0:6::1", "dev", "n6")
 	Sh(t, "ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv4.conf.all.forwarding=1", "net.ipv6.conf.all.forwarding=1")
 	return ns
+}
+
+// Lab is the four-namespace world around a UPF: an SMF on N4, a gNB on N3
+// (two addresses, for handovers), and a data network on N6.
+type Lab struct{ SMF, GNB, UPF, DN string }
+
+// NewLab builds it:
+//
+//	smf  smf0 198.18.4.1 ---- n4 198.18.4.2  upf
+//	gnb  gnb0 198.18.3.1, .11 ---- n3 198.18.3.2  upf
+//	dn   dn0  198.18.6.1 ---- n6 198.18.6.2  upf; DN host 198.18.7.10 on lo
+//
+// The UPF has static neighbours for the gNB and the router, a route to the
+// DN; the DN routes the UE pool 10.45.0.0/16 back to the UPF. The gNB's
+// and DN's ends get an XDP program that passes everything: a veth drops
+// frames redirected into it unless its peer has NAPI, and only flushes an
+// XDP_TX batch (the UPF's Echo Responses) to a peer with an XDP program.
+func NewLab(t testing.TB) Lab {
+	t.Helper()
+	l := Lab{SMF: Namespace(t, "sluice-smf"), GNB: Namespace(t, "sluice-gnb"), UPF: Namespace(t, "sluice-upf"), DN: Namespace(t, "sluice-dn")}
+	in := func(ns string, args ...string) { Sh(t, append([]string{"ip", "-n", ns}, args...)...) }
+	in(l.UPF, "link", "add", "n4", "type", "veth", "peer", "name", "smf0", "netns", l.SMF)
+	in(l.UPF, "link", "add", "n3", "address", MACN3.String(), "type", "veth", "peer", "name", "gnb0", "netns", l.GNB)
+	in(l.UPF, "link", "add", "n6", "address", MACN6.String(), "type", "veth", "peer", "name", "dn0", "netns", l.DN)
+	in(l.GNB, "link", "set", "gnb0", "address", MACGNB.String())
+	in(l.DN, "link", "set", "dn0", "address", MACRouter.String())
+	for _, a := range []struct{ ns, addr, dev string }{
+		{l.UPF, "198.18.4.2/24", "n4"}, {l.SMF, "198.18.4.1/24", "smf0"},
+		{l.UPF, "198.18.3.2/24", "n3"}, {l.GNB, "198.18.3.1/24", "gnb0"}, {l.GNB, "198.18.3.11/24", "gnb0"},
+		{l.UPF, "198.18.6.2/24", "n6"}, {l.DN, "198.18.6.1/24", "dn0"}, {l.DN, "198.18.7.10/32", "lo"},
+	} {
+		in(a.ns, "addr", "add", a.addr, "dev", a.dev)
+	}
+	for _, d := range [][2]string{{l.UPF, "n4"}, {l.UPF, "n3"}, {l.UPF, "n6"}, {l.SMF, "smf0"}, {l.GNB, "gnb0"}, {l.DN, "dn0"}, {l.DN, "lo"}} {
+		in(d[0], "link", "set", d[1], "up")
+	}
+	in(l.UPF, "neigh", "replace", "198.18.3.1", "lladdr", MACGNB.String(), "dev", "n3", "nud", "permanent")
+	in(l.UPF, "neigh", "replace", "198.18.3.11", "lladdr", MACGNB.String(), "dev", "n3", "nud", "permanent")
+	in(l.UPF, "neigh", "replace", "198.18.6.1", "lladdr", MACRouter.String(), "dev", "n6", "nud", "permanent")
+	in(l.UPF, "route", "add", "198.18.7.0/24", "via", "198.18.6.1")
+	in(l.DN, "route", "add", "10.45.0.0/16", "via", "198.18.6.2")
+	AttachPass(t, l.GNB, "gnb0")
+	AttachPass(t, l.DN, "dn0")
+	return l
+}
+
+// AttachPass puts an XDP program that passes every frame on dev in ns,
+// for the rest of the test.
+func AttachPass(t testing.TB, ns, dev string) {
+	t.Helper()
+	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{
+		Type:         ebpf.XDP,
+		License:      "GPL",
+		Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, 2 /* XDP_PASS */), asm.Return()},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { prog.Close() })
+	err = netns.Do(ns, func() error {
+		ifc, err := net.InterfaceByName(dev)
+		if err != nil {
+			return err
+		}
+		l, err := link.AttachXDP(link.XDPOptions{Program: prog, Interface: ifc.Index})
+		if err == nil {
+			t.Cleanup(func() { l.Close() })
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatalf("attach a passing XDP program to %s: %v", dev, err)
+	}
+}
+
+// ListenUDP opens a UDP socket on addr inside ns, closed at cleanup, with
+// room for thousands of datagrams should the reader be late.
+func ListenUDP(t testing.TB, ns, addr string) *net.UDPConn {
+	t.Helper()
+	var c *net.UDPConn
+	err := netns.Do(ns, func() (err error) {
+		c, err = net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.MustParseAddrPort(addr)))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	raw, err := c.SyscallConn()
+	if err == nil {
+		raw.Control(func(fd uintptr) {
+			err = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 16<<20)
+		})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

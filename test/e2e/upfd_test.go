@@ -1,0 +1,291 @@
+// Package e2e runs the real upfd in the lab's namespaces, drives it over N4
+// as an SMF would and sends real traffic through it.
+package e2e
+
+import (
+	"bytes"
+	"encoding/binary"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/wmnsk/go-pfcp/ie"
+	"github.com/wmnsk/go-pfcp/message"
+
+	"github.com/sluice-upf/sluice/internal/testenv"
+)
+
+const config = `node_id: 198.18.4.2
+pfcp:
+  listen: 198.18.4.2:8805
+  peers: [198.18.4.1]
+interfaces:
+  - {name: n3, role: n3, address: 198.18.3.2}
+  - {name: n6, role: n6}
+dnns:
+  - {name: internet, pools: [10.45.0.0/16]}
+teid_range: 0x100-0xffff
+max_sessions: 1024
+xdp_mode: native
+`
+
+// startUPFD builds upfd and runs it in the lab's UPF namespace until the
+// test ends, when it gets SIGTERM and must exit cleanly.
+func startUPFD(t *testing.T, lab testenv.Lab) *bytes.Buffer {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "upfd")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/sluice-upf/sluice/cmd/upfd").CombinedOutput(); err != nil {
+		t.Fatalf("build upfd: %v\n%s", err, out)
+	}
+	cfg := filepath.Join(dir, "upfd.yaml")
+	if err := os.WriteFile(cfg, []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	cmd := exec.Command("ip", "netns", "exec", lab.UPF, bin, "--config", cfg)
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("upfd did not exit cleanly on SIGTERM: %v\n%s", err, log.String())
+			}
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			t.Errorf("upfd ignored SIGTERM\n%s", log.String())
+		}
+	})
+	return &log
+}
+
+// smf is a PFCP client in the SMF namespace.
+type smf struct {
+	t    *testing.T
+	conn *net.UDPConn
+	upf  *net.UDPAddr
+	seq  uint32
+}
+
+func newSMF(t *testing.T, lab testenv.Lab) *smf {
+	s := &smf{t: t, upf: &net.UDPAddr{IP: net.IPv4(198, 18, 4, 2), Port: 8805}}
+	s.conn = testenv.ListenUDP(t, lab.SMF, "198.18.4.1:8805")
+	return s
+}
+
+// ask sends a request (again every half second, as an SMF retransmits)
+// until the answer comes, for at most 10 s.
+func (s *smf) ask(m message.Message) message.Message {
+	s.t.Helper()
+	b := make([]byte, m.MarshalLen())
+	if err := m.MarshalTo(b); err != nil {
+		s.t.Fatal(err)
+	}
+	buf := make([]byte, 65535)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		s.conn.WriteToUDP(b, s.upf)
+		s.conn.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+		if n, _, err := s.conn.ReadFromUDP(buf); err == nil {
+			r, err := message.Parse(buf[:n])
+			if err != nil {
+				s.t.Fatalf("answer does not decode: %v", err)
+			}
+			return r
+		}
+	}
+	s.t.Fatalf("upfd did not answer %s", m.MessageTypeName())
+	return nil
+}
+
+func (s *smf) next() uint32 { s.seq++; return s.seq }
+
+func cause(t *testing.T, c *ie.IE) uint8 {
+	t.Helper()
+	if c == nil {
+		t.Fatal("no cause")
+	}
+	v, _ := c.Cause()
+	return v
+}
+
+func TestPrivilegedUPFD(t *testing.T) {
+	lab := testenv.NewLab(t)
+	log := startUPFD(t, lab)
+	s := newSMF(t, lab)
+	node := ie.NewNodeID("198.18.4.1", "", "")
+
+	as := s.ask(message.NewAssociationSetupRequest(s.next(), node, ie.NewRecoveryTimeStamp(time.Now()))).(*message.AssociationSetupResponse)
+	if c := cause(t, as.Cause); c != 1 {
+		t.Fatalf("association: cause %d\n%s", c, log)
+	}
+
+	est := s.ask(message.NewSessionEstablishmentRequest(0, 0, 0, s.next(), 0,
+		node, ie.NewFSEID(0x55, net.IPv4(198, 18, 4, 1), nil),
+		ie.NewCreatePDR(ie.NewPDRID(1), ie.NewPrecedence(255),
+			ie.NewPDI(ie.NewSourceInterface(ie.SrcInterfaceAccess), ie.NewFTEID(0x0d, 0, nil, nil, 1),
+				ie.NewNetworkInstance("internet"), ie.NewUEIPAddress(0x02, "10.45.0.2", "", 0, 0)),
+			ie.NewOuterHeaderRemoval(0, 0), ie.NewFARID(1), ie.NewQERID(1), ie.NewURRID(1)),
+		ie.NewCreatePDR(ie.NewPDRID(2), ie.NewPrecedence(255),
+			ie.NewPDI(ie.NewSourceInterface(ie.SrcInterfaceCore), ie.NewNetworkInstance("internet"),
+				ie.NewUEIPAddress(0x06, "10.45.0.2", "", 0, 0)),
+			ie.NewFARID(2), ie.NewQERID(1), ie.NewURRID(1)),
+		ie.NewCreateFAR(ie.NewFARID(1), ie.NewApplyAction(0x02),
+			ie.NewForwardingParameters(ie.NewDestinationInterface(ie.DstInterfaceCore), ie.NewNetworkInstance("internet"))),
+		ie.NewCreateFAR(ie.NewFARID(2), ie.NewApplyAction(0x02),
+			ie.NewForwardingParameters(ie.NewDestinationInterface(ie.DstInterfaceAccess),
+				ie.NewOuterHeaderCreation(0x0100, 0x200, "198.18.3.1", "", 0, 0, 0))),
+		ie.NewCreateQER(ie.NewQERID(1), ie.NewGateStatus(0, 0), ie.NewQFI(9)),
+		ie.NewCreateURR(ie.NewURRID(1), ie.NewMeasurementMethod(0, 1, 0), ie.NewReportingTriggers(0, 0, 0)),
+	)).(*message.SessionEstablishmentResponse)
+	if c := cause(t, est.Cause); c != 1 {
+		t.Fatalf("establishment: cause %d\n%s", c, log)
+	}
+	up, _ := est.UPFSEID.FSEID()
+	teid := createdTEID(t, est)
+
+	gnb := testenv.ListenUDP(t, lab.GNB, "198.18.3.1:2152")
+	gnb2 := testenv.ListenUDP(t, lab.GNB, "198.18.3.11:2152")
+	dnRx := testenv.ListenUDP(t, lab.DN, "198.18.7.10:5001")
+	dnTx := testenv.ListenUDP(t, lab.DN, "198.18.7.10:5002")
+	const count = 500
+	exchange(t, gnb, gnb, dnRx, dnTx, teid, 0x200, 0, count)
+
+	// Handover: downlink now goes to the second gNB address.
+	mod := s.ask(message.NewSessionModificationRequest(0, 0, up.SEID, s.next(), 0,
+		ie.NewUpdateFAR(ie.NewFARID(2), ie.NewApplyAction(0x02),
+			ie.NewUpdateForwardingParameters(ie.NewDestinationInterface(ie.DstInterfaceAccess),
+				ie.NewOuterHeaderCreation(0x0100, 0x300, "198.18.3.11", "", 0, 0, 0))))).(*message.SessionModificationResponse)
+	if c := cause(t, mod.Cause); c != 1 {
+		t.Fatalf("modification: cause %d\n%s", c, log)
+	}
+	exchange(t, gnb, gnb2, dnRx, dnTx, teid, 0x300, count, count)
+
+	del := s.ask(message.NewSessionDeletionRequest(0, 0, up.SEID, s.next(), 0)).(*message.SessionDeletionResponse)
+	if c := cause(t, del.Cause); c != 1 {
+		t.Fatalf("deletion: cause %d\n%s", c, log)
+	}
+	// Gone: uplink no longer reaches the DN.
+	sendUplink(t, gnb, teid, 2*count)
+	dnRx.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	if _, _, err := dnRx.ReadFromUDP(make([]byte, 2048)); err == nil {
+		t.Errorf("uplink reached the DN after the session was deleted")
+	}
+}
+
+func createdTEID(t *testing.T, r *message.SessionEstablishmentResponse) uint32 {
+	t.Helper()
+	for _, c := range r.CreatedPDR {
+		kids, _ := c.CreatedPDR()
+		for _, k := range kids {
+			if k.Type == ie.FTEID {
+				f, _ := k.FTEID()
+				return f.TEID
+			}
+		}
+	}
+	t.Fatal("no F-TEID in the Created PDRs")
+	return 0
+}
+
+// exchange sends count numbered datagrams each way and checks they all
+// arrive, downlink in the gNB tunnel dlTEID at gnbRx.
+func exchange(t *testing.T, gnbTx, gnbRx, dnRx, dnTx *net.UDPConn, ulTEID, dlTEID uint32, first, count int) {
+	t.Helper()
+	got := receiveAsync(dnRx, count)
+	for i := first; i < first+count; i++ {
+		sendUplink(t, gnbTx, ulTEID, i)
+	}
+	if up := <-got; len(up) != count {
+		t.Errorf("uplink: %d of %d datagrams reached the DN", len(up), count)
+	}
+	got = receiveAsync(gnbRx, count)
+	ue := &net.UDPAddr{IP: net.IPv4(10, 45, 0, 2), Port: 40000}
+	for i := first; i < first+count; i++ {
+		msg := make([]byte, 100)
+		binary.BigEndian.PutUint32(msg, uint32(i))
+		dnTx.WriteToUDP(msg, ue)
+		pace(i)
+	}
+	down := <-got
+	if len(down) != count {
+		t.Errorf("downlink: %d of %d G-PDUs reached the gNB", len(down), count)
+	}
+	for _, b := range down {
+		if len(b) < 16 || binary.BigEndian.Uint32(b[4:]) != dlTEID || b[0] != 0x34 || b[14]&0x3f != 9 {
+			t.Fatalf("downlink G-PDU %x: want TEID %#x and QFI 9", b[:min(len(b), 16)], dlTEID)
+		}
+	}
+}
+
+// sendUplink sends a G-PDU with a UDP datagram from the UE numbered i.
+func sendUplink(t *testing.T, gnb *net.UDPConn, teid uint32, i int) {
+	inner := udp4(netip.MustParseAddr("10.45.0.2"), netip.MustParseAddr("198.18.7.10"), 40000, 5001, uint32(i))
+	g := []byte{0x34, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x85, 1, 0x10, 9, 0}
+	binary.BigEndian.PutUint16(g[2:], uint16(len(g)-8+len(inner)))
+	binary.BigEndian.PutUint32(g[4:], teid)
+	if _, err := gnb.WriteToUDP(append(g, inner...), &net.UDPAddr{IP: net.IPv4(198, 18, 3, 2), Port: 2152}); err != nil {
+		t.Fatal(err)
+	}
+	pace(i)
+}
+
+// udp4 is an IPv4/UDP packet with a 100-byte payload starting with n.
+func udp4(src, dst netip.Addr, sport, dport uint16, n uint32) []byte {
+	p := make([]byte, 28+100)
+	p[0], p[8], p[9] = 0x45, 64, 17
+	binary.BigEndian.PutUint16(p[2:], uint16(len(p)))
+	copy(p[12:], src.AsSlice())
+	copy(p[16:], dst.AsSlice())
+	binary.BigEndian.PutUint16(p[10:], ^sum(p[:20]))
+	binary.BigEndian.PutUint16(p[20:], sport)
+	binary.BigEndian.PutUint16(p[22:], dport)
+	binary.BigEndian.PutUint16(p[24:], uint16(len(p)-20))
+	binary.BigEndian.PutUint32(p[28:], n) // UDP checksum left 0: optional over IPv4
+	return p
+}
+
+func sum(b []byte) uint16 {
+	var s uint32
+	for i := 0; i+1 < len(b); i += 2 {
+		s += uint32(b[i])<<8 | uint32(b[i+1])
+	}
+	for s > 0xffff {
+		s = s&0xffff + s>>16
+	}
+	return uint16(s)
+}
+
+func receiveAsync(c *net.UDPConn, n int) <-chan [][]byte {
+	ch := make(chan [][]byte, 1)
+	go func() {
+		var got [][]byte
+		buf := make([]byte, 2048)
+		for len(got) < n {
+			c.SetReadDeadline(time.Now().Add(time.Second))
+			k, _, err := c.ReadFromUDP(buf)
+			if err != nil {
+				break
+			}
+			got = append(got, bytes.Clone(buf[:k]))
+		}
+		ch <- got
+	}()
+	return ch
+}
+
+// pace keeps bursts within the veth rings: the test counts, it does not race.
+func pace(i int) {
+	if i%64 == 63 {
+		time.Sleep(time.Millisecond)
+	}
+}

@@ -42,8 +42,6 @@ type Plan struct {
 	// Ops take the datapath there; Undo, applied after a failure of Ops,
 	// puts back every lookup entry as it was (old slots were never touched).
 	Ops, Undo []datapath.Op
-	// URRs maps URR ID to its slot, to read the session's usage.
-	URRs map[uint32]uint32
 
 	next      *image // nil: the session is gone
 	newSlots  []func()
@@ -60,7 +58,7 @@ func (c *Compiler) Plan(seid uint64, next *session.Session) (*Plan, error) {
 	if prev == nil {
 		prev = empty
 	}
-	p := &Plan{SEID: seid, URRs: map[uint32]uint32{}, lists: map[any]uint32{}}
+	p := &Plan{SEID: seid, lists: map[any]uint32{}}
 	img := empty
 	if next != nil {
 		var err error
@@ -70,9 +68,6 @@ func (c *Compiler) Plan(seid uint64, next *session.Session) (*Plan, error) {
 		if err != nil {
 			c.Abort(p)
 			return nil, err
-		}
-		for id, u := range img.urrs {
-			p.URRs[id] = u.slot
 		}
 	}
 	if err := c.diff(p, prev, img); err != nil {

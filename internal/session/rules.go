@@ -1,106 +1,66 @@
 package session
 
-// addAll adds created rules, refusing an ID the session already has.
+import "cmp"
+
+// addAll adds created rules, refusing an ID the session already has. Every
+// kind is tried and the first refusal wins; on one the session is discarded.
 func addAll(s *Session, pdrs []PDR, fars []FAR, qers []QER, urrs []URR, bars []BAR) error {
-	for _, p := range pdrs {
-		if _, dup := s.PDRs[p.ID]; dup {
-			return refuse(CauseMandatoryIEIncorrect, IEPDRID, "PDR %d is defined twice", p.ID)
+	return cmp.Or(
+		add(s.PDRs, pdrs, func(p PDR) uint16 { return p.ID }, "PDR", IEPDRID),
+		add(s.FARs, fars, func(f FAR) uint32 { return f.ID }, "FAR", IEFARID),
+		add(s.QERs, qers, func(q QER) uint32 { return q.ID }, "QER", IEQERID),
+		add(s.URRs, urrs, func(u URR) uint32 { return u.ID }, "URR", IEURRID),
+		add(s.BARs, bars, func(b BAR) uint8 { return b.ID }, "BAR", IEBARID),
+	)
+}
+
+func add[K comparable, V any](m map[K]V, rules []V, id func(V) K, kind string, ie uint16) error {
+	for _, r := range rules {
+		if _, dup := m[id(r)]; dup {
+			return refuse(CauseMandatoryIEIncorrect, ie, "%s %v is defined twice", kind, id(r))
 		}
-		s.PDRs[p.ID] = p
-	}
-	for _, f := range fars {
-		if _, dup := s.FARs[f.ID]; dup {
-			return refuse(CauseMandatoryIEIncorrect, IEFARID, "FAR %d is defined twice", f.ID)
-		}
-		s.FARs[f.ID] = f
-	}
-	for _, q := range qers {
-		if _, dup := s.QERs[q.ID]; dup {
-			return refuse(CauseMandatoryIEIncorrect, IEQERID, "QER %d is defined twice", q.ID)
-		}
-		s.QERs[q.ID] = q
-	}
-	for _, u := range urrs {
-		if _, dup := s.URRs[u.ID]; dup {
-			return refuse(CauseMandatoryIEIncorrect, IEURRID, "URR %d is defined twice", u.ID)
-		}
-		s.URRs[u.ID] = u
-	}
-	for _, b := range bars {
-		if _, dup := s.BARs[b.ID]; dup {
-			return refuse(CauseMandatoryIEIncorrect, IEBARID, "BAR %d is defined twice", b.ID)
-		}
-		s.BARs[b.ID] = b
+		m[id(r)] = r
 	}
 	return nil
 }
 
 func removeAll(s *Session, r *Modify) error {
-	for _, id := range r.RemovePDRs {
-		if _, ok := s.PDRs[id]; !ok {
-			return refuse(CauseRuleFailure, IEPDRID, "remove PDR %d, which the session does not have", id)
+	return cmp.Or(
+		remove(s.PDRs, r.RemovePDRs, "PDR", IEPDRID),
+		remove(s.FARs, r.RemoveFARs, "FAR", IEFARID),
+		remove(s.QERs, r.RemoveQERs, "QER", IEQERID),
+		remove(s.URRs, r.RemoveURRs, "URR", IEURRID),
+		remove(s.BARs, r.RemoveBARs, "BAR", IEBARID),
+	)
+}
+
+func remove[K comparable, V any](m map[K]V, ids []K, kind string, ie uint16) error {
+	for _, id := range ids {
+		if _, ok := m[id]; !ok {
+			return refuse(CauseRuleFailure, ie, "remove %s %v, which the session does not have", kind, id)
 		}
-		delete(s.PDRs, id)
-	}
-	for _, id := range r.RemoveFARs {
-		if _, ok := s.FARs[id]; !ok {
-			return refuse(CauseRuleFailure, IEFARID, "remove FAR %d, which the session does not have", id)
-		}
-		delete(s.FARs, id)
-	}
-	for _, id := range r.RemoveQERs {
-		if _, ok := s.QERs[id]; !ok {
-			return refuse(CauseRuleFailure, IEQERID, "remove QER %d, which the session does not have", id)
-		}
-		delete(s.QERs, id)
-	}
-	for _, id := range r.RemoveURRs {
-		if _, ok := s.URRs[id]; !ok {
-			return refuse(CauseRuleFailure, IEURRID, "remove URR %d, which the session does not have", id)
-		}
-		delete(s.URRs, id)
-	}
-	for _, id := range r.RemoveBARs {
-		if _, ok := s.BARs[id]; !ok {
-			return refuse(CauseRuleFailure, IEBARID, "remove BAR %d, which the session does not have", id)
-		}
-		delete(s.BARs, id)
+		delete(m, id)
 	}
 	return nil
 }
 
 func updateAll(s *Session, r *Modify) error {
-	for _, u := range r.UpdatePDRs {
-		p, ok := s.PDRs[u.ID]
+	return cmp.Or(
+		update(s.PDRs, r.UpdatePDRs, func(u PDRUpdate) uint16 { return u.ID }, "PDR", IEPDRID),
+		update(s.FARs, r.UpdateFARs, func(u FARUpdate) uint32 { return u.ID }, "FAR", IEFARID),
+		update(s.QERs, r.UpdateQERs, func(u QERUpdate) uint32 { return u.ID }, "QER", IEQERID),
+		update(s.URRs, r.UpdateURRs, func(u URRUpdate) uint32 { return u.ID }, "URR", IEURRID),
+	)
+}
+
+func update[K comparable, V any, U interface{ ApplyTo(*V) }](m map[K]V, ups []U, id func(U) K, kind string, ie uint16) error {
+	for _, u := range ups {
+		v, ok := m[id(u)]
 		if !ok {
-			return refuse(CauseRuleFailure, IEPDRID, "update PDR %d, which the session does not have", u.ID)
+			return refuse(CauseRuleFailure, ie, "update %s %v, which the session does not have", kind, id(u))
 		}
-		u.ApplyTo(&p)
-		s.PDRs[u.ID] = p
-	}
-	for _, u := range r.UpdateFARs {
-		f, ok := s.FARs[u.ID]
-		if !ok {
-			return refuse(CauseRuleFailure, IEFARID, "update FAR %d, which the session does not have", u.ID)
-		}
-		u.ApplyTo(&f)
-		s.FARs[u.ID] = f
-	}
-	for _, u := range r.UpdateQERs {
-		q, ok := s.QERs[u.ID]
-		if !ok {
-			return refuse(CauseRuleFailure, IEQERID, "update QER %d, which the session does not have", u.ID)
-		}
-		u.ApplyTo(&q)
-		s.QERs[u.ID] = q
-	}
-	for _, u := range r.UpdateURRs {
-		x, ok := s.URRs[u.ID]
-		if !ok {
-			return refuse(CauseRuleFailure, IEURRID, "update URR %d, which the session does not have", u.ID)
-		}
-		u.ApplyTo(&x)
-		s.URRs[u.ID] = x
+		u.ApplyTo(&v)
+		m[id(u)] = v
 	}
 	return nil
 }

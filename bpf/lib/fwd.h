@@ -97,12 +97,13 @@ static __always_inline int fwd_lookup(struct xdp_md *ctx, struct upf_pkt *p,
 	const struct upf_addr *src = &p->src, *dst = &p->dst;
 	struct upf_nexthop *nh = NULL;
 	__u8 family = p->family;
+	__u32 len = fwd_hdr_len(p, far) - ETH_HLEN + p->ip_len; /* IP length as sent */
 	__u64 now = 0;
 	int rc;
 
 	if (p->ttl <= 1)
 		return -UPF_DROP_TTL_EXPIRED;
-	f.tot_len = fwd_hdr_len(p, far) - ETH_HLEN + p->ip_len;
+	f.tot_len = len;
 	if (far->ohc) {
 		family = far->ohc == UPF_OHC_GTPU_V4 ? 4 : 6;
 		src = &far->local;
@@ -111,7 +112,7 @@ static __always_inline int fwd_lookup(struct xdp_md *ctx, struct upf_pkt *p,
 	if (cfg_nexthop_ttl_ns) {
 		now = bpf_ktime_get_coarse_ns();
 		nh = nh_slot(family, dst);
-		if (nh && nh_hit(nh, family, dst, p, f.tot_len, now)) {
+		if (nh && nh_hit(nh, family, dst, p, len, now)) {
 			nh_use(p, nh);
 			return 0;
 		}
@@ -143,8 +144,7 @@ static __always_inline int fwd_lookup(struct xdp_md *ctx, struct upf_pkt *p,
 		__builtin_memcpy(p->dmac, f.dmac, ETH_ALEN);
 		__builtin_memcpy(p->smac, f.smac, ETH_ALEN);
 		if (nh)
-			nh_store(nh, family, dst, p, fwd_hdr_len(p, far) - ETH_HLEN + p->ip_len,
-				 now);
+			nh_store(nh, family, dst, p, len, now);
 		return 0;
 	case BPF_FIB_LKUP_RET_NO_NEIGH: {
 		/* f holds the gateway (or the destination) and the egress device. */

@@ -6,6 +6,7 @@ package rules
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
 
@@ -61,7 +62,10 @@ func (c *Compiler) compile(s *session.Session, prev *image) (*image, error) {
 		uplink:   map[datapath.UplinkKey]datapath.Rules{},
 		downlink: map[netip.Prefix]datapath.Rules{},
 	}
-	for id, f := range s.FARs {
+	// Slots are taken in ID order so that a session compiles the same way
+	// every time.
+	for _, id := range slices.Sorted(maps.Keys(s.FARs)) {
+		f := s.FARs[id]
 		v, err := c.far(f)
 		if err != nil {
 			return img, err
@@ -72,7 +76,8 @@ func (c *Compiler) compile(s *session.Session, prev *image) (*image, error) {
 		}
 		img.fars[id] = farSlot{slot, v}
 	}
-	for id, q := range s.QERs {
+	for _, id := range slices.Sorted(maps.Keys(s.QERs)) {
+		q := s.QERs[id]
 		v := datapath.QER{ULClosed: q.GateUL == session.GateClosed, DLClosed: q.GateDL == session.GateClosed,
 			MBRUplink: q.MBRUL, MBRDownlink: q.MBRDL, QFI: q.QFI, RQI: q.RQI}
 		slot, err := reuse(prev.qers[id].slot, prev.qers[id].qer == v && prev.qers[id].slot != 0, c.qerSlots, "QER", id)
@@ -81,7 +86,8 @@ func (c *Compiler) compile(s *session.Session, prev *image) (*image, error) {
 		}
 		img.qers[id] = qerSlot{slot, v}
 	}
-	for id, u := range s.URRs {
+	for _, id := range slices.Sorted(maps.Keys(s.URRs)) {
+		u := s.URRs[id]
 		v := datapath.URR{MBQE: u.MBQE}
 		if q := u.VolQuota; q != nil && q.Total != nil {
 			v.HasQuota, v.Quota = true, *q.Total
@@ -93,7 +99,8 @@ func (c *Compiler) compile(s *session.Session, prev *image) (*image, error) {
 		img.urrs[id] = urrSlot{slot, v}
 	}
 	ranked := map[any][]rankedPDR{} // lookup key -> its PDRs
-	for _, p := range s.PDRs {
+	for _, id := range slices.Sorted(maps.Keys(s.PDRs)) {
+		p := s.PDRs[id]
 		if err := c.addPDR(img, prev, p, ranked); err != nil {
 			return img, err
 		}

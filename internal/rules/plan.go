@@ -4,6 +4,7 @@ import (
 	"maps"
 	"net/netip"
 	"reflect"
+	"slices"
 
 	"github.com/sluice-upf/sluice/internal/datapath"
 	"github.com/sluice-upf/sluice/internal/session"
@@ -150,7 +151,7 @@ func (c *Compiler) diff(p *Plan, prev, next *image) error {
 		return err
 	}
 	free := func(kind datapath.Slot, pool *slots, old, now map[uint32]bool) {
-		for s := range old {
+		for _, s := range slices.Sorted(maps.Keys(old)) {
 			if !now[s] {
 				p.Ops = append(p.Ops, datapath.Free{Slot: kind, ID: s})
 				p.freeSlots = append(p.freeSlots, func() { pool.put(s) })

@@ -18,6 +18,7 @@ import (
 
 	"github.com/sluice-upf/sluice/internal/config"
 	"github.com/sluice-upf/sluice/internal/datapath"
+	"github.com/sluice-upf/sluice/internal/gtpu"
 	"github.com/sluice-upf/sluice/internal/pfcp"
 	"github.com/sluice-upf/sluice/internal/rules"
 	"github.com/sluice-upf/sluice/internal/session"
@@ -100,8 +101,13 @@ func run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	store := session.NewStore(session.Options{TEIDFirst: cfg.TEIDRange.First, TEIDLast: cfg.TEIDRange.Last,
 		AccessAddrs: access, CoreAddrs: core, Pools: pools, MaxSessions: cfg.MaxSessions})
 	compiler := rules.NewCompiler(rules.Interfaces{Endpoints: endpoints, Access: access, Core: core}, d.Sizes())
-	srv, err := pfcp.New(pfcp.Config{NodeID: cfg.NodeID, Listen: cfg.PFCP.Listen, Peers: cfg.PFCP.Peers, Recovery: time.Now()},
-		store, compiler, d, log)
+	gtp, err := gtpu.NewSender(access[0])
+	if err != nil {
+		return err
+	}
+	defer gtp.Close()
+	srv, err := pfcp.New(pfcp.Config{NodeID: cfg.NodeID, Listen: cfg.PFCP.Listen, Peers: cfg.PFCP.Peers, Recovery: time.Now(),
+		GTPU: gtp, FinalReports: true}, store, compiler, d, log)
 	if err != nil {
 		return err
 	}

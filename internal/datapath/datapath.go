@@ -18,6 +18,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 	"github.com/cilium/ebpf/rlimit"
+	"golang.org/x/sys/unix"
 )
 
 // Role is what an interface is to the UPF.
@@ -111,6 +112,8 @@ type Datapath struct {
 	pinPath string
 	// pinnedMaps are the names of the maps pinned under pinPath.
 	pinnedMaps []string
+	// txSocket sends re-injected frames; 0 until the first (fd 0 is stdin).
+	txSocket int
 }
 
 // Load checks the options, sizes the maps and loads the programs. The
@@ -297,6 +300,9 @@ func (d *Datapath) Close() error {
 			err = errors.Join(err, l.Close()) // the pinned link keeps the program attached
 		}
 		d.links = nil
+	}
+	if d.txSocket != 0 {
+		err = errors.Join(err, unix.Close(d.txSocket))
 	}
 	return errors.Join(err, d.objs.Close())
 }

@@ -65,11 +65,6 @@ func loadIn(t testing.TB, ns string, opts Options) *Datapath {
 	return d
 }
 
-// xdpMD mirrors struct xdp_md for BPF_PROG_RUN's context.
-type xdpMD struct {
-	Data, DataEnd, DataMeta, IngressIfindex, RxQueueIndex, EgressIfindex uint32
-}
-
 // runXDP runs role's program once on frame as if it arrived on dev.
 func runXDP(t testing.TB, d *Datapath, ns string, role Role, frame []byte) (Verdict, []byte) {
 	t.Helper()

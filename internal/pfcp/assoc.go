@@ -98,9 +98,13 @@ func (s *Server) dropSessions(node string) {
 		return true
 	})
 	for _, seid := range seids {
-		if _, err := s.apply(&session.Delete{SEID: seid}); err != nil {
+		c, err := s.apply(&session.Delete{SEID: seid})
+		if err != nil {
 			s.log.Error("pfcp: drop session", "seid", seid, "err", err)
+			continue
 		}
+		s.meters.Forget(seid)
+		s.afterBuffering(c)
 	}
 }
 

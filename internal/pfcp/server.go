@@ -21,6 +21,7 @@ import (
 	"github.com/wmnsk/go-pfcp/message"
 
 	"github.com/sluice-upf/sluice/internal/datapath"
+	"github.com/sluice-upf/sluice/internal/report"
 	"github.com/sluice-upf/sluice/internal/rules"
 	"github.com/sluice-upf/sluice/internal/session"
 )
@@ -31,12 +32,45 @@ type Config struct {
 	Listen   netip.AddrPort // 8805 by convention
 	Peers    []netip.Addr   // allowed SMFs; empty: any
 	Recovery time.Time      // our Recovery Time Stamp: when we started
+	// T1 and N1 pace our own requests: resent every T1, given up after
+	// N1 sends. Zero: 3 s and 3.
+	T1 time.Duration
+	N1 int
+	// BufferPackets bounds each session's downlink buffer when its BAR
+	// suggests no count, BufferTotal all of them. Zero: 64 and 65536.
+	BufferPackets, BufferTotal int
+	// GTPU sends End Markers; nil: none are sent.
+	GTPU GTPU
+	// FinalReports: on shutdown, report every URR's usage to its SMF,
+	// since the sessions end with the process (not when pinned).
+	FinalReports bool
+}
+
+func (c *Config) setDefaults() {
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	if c.T1 == 0 {
+		c.T1 = 3 * time.Second
+	}
+	def(&c.N1, 3)
+	def(&c.BufferPackets, 64)
+	def(&c.BufferTotal, 65536)
 }
 
 // Datapath is what the server asks of the datapath.
 type Datapath interface {
 	Apply([]datapath.Op) error
 	Usage(urrSlot uint32) (datapath.Usage, error)
+	Events() (*datapath.EventReader, error)
+	Reinject(frame []byte) (datapath.Verdict, error)
+}
+
+// GTPU sends the GTP-U messages N4 asks for.
+type GTPU interface {
+	EndMarker(to netip.Addr, teid uint32) error
 }
 
 // Server serves N4.
@@ -50,6 +84,12 @@ type Server struct {
 	assocs map[string]*association // by node ID
 	cache  responseCache
 	now    func() time.Time
+
+	meters  *report.Meters
+	buffers *report.Buffers
+	// Our own requests: the last sequence number, and those unanswered.
+	seq     uint32
+	pending map[uint32]*pending
 }
 
 // New binds the N4 socket. Serve runs the server.
@@ -61,11 +101,15 @@ func New(cfg Config, store *session.Store, compiler *rules.Compiler, dp Datapath
 	if len(cfg.Peers) == 0 {
 		log.Warn("pfcp: no peers configured: accepting requests from any SMF")
 	}
+	cfg.setDefaults()
 	return &Server{
 		cfg: cfg, log: log, conn: conn, store: store, rules: compiler, dp: dp,
-		assocs: map[string]*association{},
-		cache:  responseCache{entries: map[cacheKey]cached{}},
-		now:    time.Now,
+		assocs:  map[string]*association{},
+		cache:   responseCache{entries: map[cacheKey]cached{}},
+		now:     time.Now,
+		meters:  report.NewMeters(dp),
+		buffers: report.NewBuffers(cfg.BufferPackets, cfg.BufferTotal),
+		pending: map[uint32]*pending{},
 	}, nil
 }
 
@@ -77,25 +121,74 @@ type datagram struct {
 	b    []byte
 }
 
-// Serve handles requests until ctx ends, then closes the socket.
+// tick paces retransmissions; reports fire on whole seconds of it.
+const tick = 100 * time.Millisecond
+
+// Serve handles requests and datapath events until ctx ends, then sends
+// final reports if configured and closes the socket.
 func (s *Server) Serve(ctx context.Context) error {
 	in := make(chan datagram, 256)
 	go s.read(in)
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
+	events, stop, err := s.readEvents()
+	if err != nil {
+		return err
+	}
+	defer stop()
+	ticker := time.NewTicker(tick)
+	defer ticker.Stop()
+	lastSecond := s.now()
 	for {
 		select {
 		case <-ctx.Done():
+			if s.cfg.FinalReports {
+				s.finalReports(in)
+			}
 			return s.conn.Close()
 		case d, ok := <-in:
 			if !ok {
 				return errors.New("pfcp: socket closed")
 			}
 			s.handle(d)
-		case <-tick.C:
-			s.cache.expire(s.now())
+		case ev := <-events:
+			s.event(ev)
+		case <-ticker.C:
+			now := s.now()
+			s.retransmit(now)
+			if now.Sub(lastSecond) >= time.Second {
+				lastSecond = now
+				s.cache.expire(now)
+				s.reportDue(now)
+			}
 		}
 	}
+}
+
+// readEvents reads the datapath's events into a channel until stop.
+func (s *Server) readEvents() (<-chan datapath.Event, func(), error) {
+	r, err := s.dp.Events()
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make(chan datapath.Event, 1024)
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			ev, err := r.Read(time.Time{})
+			if errors.Is(err, datapath.ErrNoEvent) {
+				continue
+			}
+			if err != nil {
+				return // closed
+			}
+			select {
+			case out <- ev:
+			case <-quit:
+				return
+			}
+		}
+	}()
+	return out, func() { close(quit); r.Close(); <-done }, nil
 }
 
 func (s *Server) read(out chan<- datagram) {
@@ -123,6 +216,12 @@ func (s *Server) handle(d datagram) {
 	}
 	if h.Version() != 1 {
 		s.send(d.from, message.NewVersionNotSupportedResponse(h.SequenceNumber))
+		return
+	}
+	if responses[h.Type] {
+		if m, err := message.Parse(d.b); err == nil {
+			s.answer(d.from, m)
+		}
 		return
 	}
 	key := cacheKey{d.from, h.SequenceNumber}
@@ -168,11 +267,18 @@ func (s *Server) respond(d datagram, h *message.Header) message.Message {
 		return s.sessionModification(d.from, m)
 	case *message.SessionDeletionRequest:
 		return s.sessionDeletion(d.from, m)
-	case *message.HeartbeatResponse, *message.SessionReportResponse, *message.NodeReportResponse:
-		return nil // answers to our own requests
 	}
 	s.log.Info("pfcp: message type not handled", "from", d.from, "type", h.Type)
 	return nil
+}
+
+// responses are the types that answer requests of ours: they match a
+// pending request, never the response cache.
+var responses = map[uint8]bool{
+	message.MsgTypeHeartbeatResponse:        true,
+	message.MsgTypeAssociationSetupResponse: true,
+	message.MsgTypeNodeReportResponse:       true,
+	message.MsgTypeSessionReportResponse:    true,
 }
 
 func (s *Server) allowed(a netip.Addr) bool {

@@ -9,6 +9,7 @@ import (
 	"github.com/wmnsk/go-pfcp/message"
 
 	"github.com/sluice-upf/sluice/internal/datapath"
+	"github.com/sluice-upf/sluice/internal/report"
 	"github.com/sluice-upf/sluice/internal/session"
 )
 
@@ -83,6 +84,7 @@ func (s *Server) sessionEstablishment(from netip.AddrPort, m *message.SessionEst
 		s.log.Info("pfcp: session establishment refused", "node", a.nodeID, "cp_seid", req.CPSEID, "why", err)
 		return reply(req.CPSEID, causeOf(err)...)
 	}
+	s.meters.Sync(c.Next.SEID, c.Next.URRs, s.rules.URRSlots(c.Next.SEID), s.now())
 	s.log.Info("pfcp: session established", "node", a.nodeID, "seid", c.Next.SEID, "cp_seid", req.CPSEID,
 		"pdrs", len(c.Next.PDRs), "fars", len(c.Next.FARs), "qers", len(c.Next.QERs), "urrs", len(c.Next.URRs))
 	ies := []*ie.IE{ie.NewCause(session.CauseAccepted), s.upFSEID(c.Next.SEID)}
@@ -171,8 +173,14 @@ func (s *Server) sessionModification(from netip.AddrPort, m *message.SessionModi
 		s.log.Info("pfcp: session modification refused", "seid", x.SEID, "why", err)
 		return reply(causeOf(err)...)
 	}
-	s.log.Info("pfcp: session modified", "seid", x.SEID, "pdrs", len(c.Next.PDRs), "fars", len(c.Next.FARs))
-	return reply(append([]*ie.IE{ie.NewCause(session.CauseAccepted)}, createdPDRs(c.Created)...)...)
+	now := s.now()
+	usage := s.meters.Sync(x.SEID, c.Next.URRs, s.rules.URRSlots(x.SEID), now) // removed URRs
+	usage = append(usage, s.meters.Report(x.SEID, c.Query, report.TrigImmediate, now)...)
+	s.sendEndMarkers(c)
+	s.afterBuffering(c)
+	s.log.Info("pfcp: session modified", "seid", x.SEID, "pdrs", len(c.Next.PDRs), "fars", len(c.Next.FARs), "reports", len(usage))
+	ies := append([]*ie.IE{ie.NewCause(session.CauseAccepted)}, createdPDRs(c.Created)...)
+	return reply(append(ies, usageIEs(ie.NewUsageReportWithinSessionModificationResponse, usage)...)...)
 }
 
 func (s *Server) sessionDeletion(from netip.AddrPort, m *message.SessionDeletionRequest) message.Message {
@@ -181,10 +189,16 @@ func (s *Server) sessionDeletion(from netip.AddrPort, m *message.SessionDeletion
 	if !ok {
 		return message.NewSessionDeletionResponse(0, 0, 0, h.SequenceNumber, 0, ie.NewCause(session.CauseNoSession))
 	}
-	if _, err := s.apply(&session.Delete{SEID: x.SEID}); err != nil {
+	c, err := s.apply(&session.Delete{SEID: x.SEID})
+	if err != nil {
 		s.log.Error("pfcp: session deletion failed", "seid", x.SEID, "err", err)
 		return message.NewSessionDeletionResponse(0, 0, x.CPSEID, h.SequenceNumber, 0, causeOf(err)...)
 	}
-	s.log.Info("pfcp: session deleted", "seid", x.SEID)
-	return message.NewSessionDeletionResponse(0, 0, x.CPSEID, h.SequenceNumber, 0, ie.NewCause(session.CauseAccepted))
+	// The session's lookups are gone: nothing counts any more, so the
+	// final reports are exact.
+	usage := s.meters.Close(x.SEID, s.now())
+	s.afterBuffering(c)
+	s.log.Info("pfcp: session deleted", "seid", x.SEID, "reports", len(usage))
+	ies := append([]*ie.IE{ie.NewCause(session.CauseAccepted)}, usageIEs(ie.NewUsageReportWithinSessionDeletionResponse, usage)...)
+	return message.NewSessionDeletionResponse(0, 0, x.CPSEID, h.SequenceNumber, 0, ies...)
 }

@@ -47,6 +47,9 @@ type qerSlot struct {
 type urrSlot struct {
 	slot uint32
 	urr  datapath.URR
+	// grant is the volume quota as the SMF gave it: a new grant, even of
+	// the same size, is written again and starts the count over.
+	grant *session.Volume
 }
 
 // compile builds the image of s, taking slots from prev where the value is
@@ -96,7 +99,7 @@ func (c *Compiler) compile(s *session.Session, prev *image) (*image, error) {
 		if err != nil {
 			return img, err
 		}
-		img.urrs[id] = urrSlot{slot, v}
+		img.urrs[id] = urrSlot{slot, v, u.VolQuota}
 	}
 	ranked := map[any][]rankedPDR{} // lookup key -> its PDRs
 	for _, id := range slices.Sorted(maps.Keys(s.PDRs)) {

@@ -198,3 +198,13 @@ func cloneMap[K comparable, V any](m map[K]V) map[K]V {
 	}
 	return c
 }
+
+// Reporting Triggers (§8.2.41) as URR.Triggers holds them: octet 5 in
+// bits 23..16, octet 6 in 15..8, octet 7 in 7..0.
+const (
+	RepPeriodic      uint32 = 1 << 16 // PERIO
+	RepVolThreshold  uint32 = 1 << 17 // VOLTH
+	RepTimeThreshold uint32 = 1 << 18 // TIMTH
+	RepVolQuota      uint32 = 1 << 8  // VOLQU
+	RepTimeQuota     uint32 = 1 << 9  // TIMQU
+)

@@ -169,8 +169,9 @@ func (s *Store) planEstablish(r *Establish) (*Change, error) {
 
 func (s *Store) newSEID() uint64 {
 	for {
+		// SEIDs stay within 32 bits: the datapath names sessions so.
 		id := s.nextSEID
-		s.nextSEID++
+		s.nextSEID = (s.nextSEID + 1) & 0xffffffff
 		if _, used := s.sessions[id]; !used && id != 0 {
 			return id
 		}

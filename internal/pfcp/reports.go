@@ -1,0 +1,197 @@
+package pfcp
+
+import (
+	"time"
+
+	"github.com/wmnsk/go-pfcp/ie"
+	"github.com/wmnsk/go-pfcp/message"
+
+	"github.com/sluice-upf/sluice/internal/datapath"
+	"github.com/sluice-upf/sluice/internal/report"
+	"github.com/sluice-upf/sluice/internal/session"
+)
+
+// usageIEs encodes usage reports as the grouped IE of one message:
+// ie.NewUsageReportWithin… for a report, a modification or a deletion.
+func usageIEs(group func(...*ie.IE) *ie.IE, us []report.Usage) []*ie.IE {
+	out := make([]*ie.IE, 0, len(us))
+	for _, u := range us {
+		kids := []*ie.IE{
+			ie.NewURRID(u.URRID),
+			ie.NewURSEQN(u.Seq),
+			ie.NewUsageReportTrigger(u.Trigger.Octets()...),
+			ie.NewStartTime(u.Start),
+			ie.NewEndTime(u.End),
+		}
+		if u.Method&session.MeasVolume != 0 {
+			kids = append(kids, volumeMeasurement(u.Volume))
+		}
+		if u.Method&session.MeasDuration != 0 {
+			kids = append(kids, ie.NewDurationMeasurement(u.Duration()))
+		}
+		out = append(out, group(kids...))
+	}
+	return out
+}
+
+// volumeMeasurement gives octets and packets, total, uplink and downlink
+// (§8.2.44: TOVOL, ULVOL, DLVOL, TONOP, ULNOP, DLNOP).
+func volumeMeasurement(v datapath.Usage) *ie.IE {
+	t := v.Total()
+	return ie.NewVolumeMeasurement(0x3f, t.Bytes, v.Uplink.Bytes, v.Downlink.Bytes,
+		t.Packets, v.Uplink.Packets, v.Downlink.Packets)
+}
+
+// report sends a Session Report Request (§7.5.8) to the session's SMF.
+func (s *Server) report(seid uint64, ies ...*ie.IE) {
+	x, ok := s.store.Get(seid)
+	if !ok {
+		return
+	}
+	a, ok := s.assocs[x.Peer]
+	if !ok {
+		return
+	}
+	s.request(a.addr, func(seq uint32) message.Message {
+		return message.NewSessionReportRequest(0, 0, x.CPSEID, seq, 0, ies...)
+	}, func(m message.Message) {
+		if r, ok := m.(*message.SessionReportResponse); ok && r.Cause != nil {
+			if c, _ := r.Cause.Cause(); c != session.CauseAccepted {
+				s.log.Info("pfcp: session report refused", "seid", seid, "cause", c)
+			}
+		}
+	}, nil)
+}
+
+// reportUsage sends usage reports of one session (USAR).
+func (s *Server) reportUsage(seid uint64, us []report.Usage) {
+	if len(us) == 0 {
+		return
+	}
+	ies := []*ie.IE{ie.NewReportType(0, 0, 1, 0)}
+	s.report(seid, append(ies, usageIEs(ie.NewUsageReportWithinSessionReportRequest, us)...)...)
+}
+
+// reportDue sends the usage reports whose time or volume triggers fired.
+func (s *Server) reportDue(now time.Time) {
+	for seid, us := range s.meters.Due(now) {
+		s.reportUsage(seid, us)
+	}
+}
+
+// event acts on one record from the datapath.
+func (s *Server) event(ev datapath.Event) {
+	now := s.now()
+	switch ev.Type {
+	case datapath.EventQuota:
+		if seid, u, ok := s.meters.QuotaSpent(ev.ID, now); ok {
+			s.reportUsage(seid, []report.Usage{u})
+		}
+	case datapath.EventBuffer, datapath.EventNotify:
+		s.downlinkData(ev)
+	}
+}
+
+// downlinkData holds a frame for a session that buffers, and sends the
+// Downlink Data Report (§5.2.4.1) for the first frame of a buffering
+// period when the FAR asks to be notified (NOCP).
+func (s *Server) downlinkData(ev datapath.Event) {
+	seid := uint64(ev.Session)
+	x, ok := s.store.Get(seid)
+	if !ok {
+		return
+	}
+	p, ok := x.PDRs[ev.PDRID]
+	if !ok {
+		return
+	}
+	far := x.FARs[p.FARID]
+	if ev.Type == datapath.EventBuffer {
+		limit := 0
+		if far.BARID != nil {
+			limit = int(x.BARs[*far.BARID].SuggestedPackets)
+		}
+		s.buffers.Hold(seid, limit, ev.Frame)
+	}
+	if far.Action&session.ActNocp == 0 || !s.buffers.Notify(seid) {
+		return
+	}
+	info := []*ie.IE{ie.NewPDRID(p.ID)}
+	if ev.QFI != 0 {
+		info = append(info, ie.NewDownlinkDataServiceInformation(false, true, 0, ev.QFI))
+	}
+	s.report(seid, ie.NewReportType(0, 0, 0, 1), ie.NewDownlinkDataReport(info...))
+}
+
+// afterBuffering ends or keeps a session's buffering after a change: the
+// frames go out in order once no FAR buffers, or are dropped (DROBU).
+func (s *Server) afterBuffering(c *session.Change) {
+	seid := seidOf(c)
+	switch {
+	case c.Next == nil || c.DropBuffer:
+		s.buffers.Discard(seid)
+	case !buffering(c.Next):
+		for _, f := range s.buffers.Take(seid) {
+			if _, err := s.dp.Reinject(f); err != nil {
+				s.log.Error("pfcp: send a buffered frame", "seid", seid, "err", err)
+			}
+		}
+	}
+}
+
+func buffering(x *session.Session) bool {
+	for _, f := range x.FARs {
+		if f.Action&session.ActBuff != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// finalReports sends every session's usage as the process ends, and waits
+// a little for the answers.
+func (s *Server) finalReports(in <-chan datagram) {
+	now := s.now()
+	var seids []uint64
+	s.store.Sessions(func(x *session.Session) bool {
+		seids = append(seids, x.SEID)
+		return true
+	})
+	for _, seid := range seids {
+		s.reportUsage(seid, s.meters.Close(seid, now))
+	}
+	deadline := time.After(min(s.cfg.T1, time.Second))
+	for len(s.pending) > 0 {
+		select {
+		case d, ok := <-in:
+			if !ok {
+				return
+			}
+			s.handle(d)
+		case <-deadline:
+			return
+		}
+	}
+}
+
+// sendEndMarkers tells the old gNB of each path switch that the path is
+// done, when the SMF asked (SNDEM, §5.2.3.1): after the switch, so the
+// End Marker follows the last G-PDU sent on the old path.
+func (s *Server) sendEndMarkers(c *session.Change) {
+	if s.cfg.GTPU == nil {
+		return
+	}
+	for id, f := range c.Next.FARs {
+		old, ok := c.Prev.FARs[id]
+		if !ok || f.Forw == nil || !f.Forw.EndMarker || old.Forw == nil || old.Forw.OHC == nil {
+			continue
+		}
+		if f.Forw.OHC != nil && *f.Forw.OHC == *old.Forw.OHC {
+			continue
+		}
+		o := old.Forw.OHC
+		if err := s.cfg.GTPU.EndMarker(o.Peer, o.TEID); err != nil {
+			s.log.Error("pfcp: send end marker", "seid", c.Next.SEID, "to", o.Peer, "teid", o.TEID, "err", err)
+		}
+	}
+}

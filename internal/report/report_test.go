@@ -1,0 +1,124 @@
+package report
+
+import (
+	"testing"
+	"time"
+
+	"github.com/sluice-upf/sluice/internal/datapath"
+	"github.com/sluice-upf/sluice/internal/session"
+)
+
+// counters stands in for the datapath's URR counters, slot by slot.
+type counters map[uint32]datapath.Usage
+
+func (c counters) Usage(slot uint32) (datapath.Usage, error) { return c[slot], nil }
+
+func (c counters) add(slot uint32, ulBytes, dlBytes uint64) {
+	u := c[slot]
+	u.Uplink.Packets, u.Uplink.Bytes = u.Uplink.Packets+1, u.Uplink.Bytes+ulBytes
+	u.Downlink.Packets, u.Downlink.Bytes = u.Downlink.Packets+1, u.Downlink.Bytes+dlBytes
+	c[slot] = u
+}
+
+var t0 = time.Unix(1_800_000_000, 0)
+
+func u64(v uint64) *uint64 { return &v }
+
+func TestReportsCountSinceTheLastReport(t *testing.T) {
+	c := counters{}
+	m := NewMeters(c)
+	m.Sync(1, map[uint32]session.URR{7: {ID: 7, Method: session.MeasVolume}}, map[uint32]uint32{7: 3}, t0)
+	c.add(3, 100, 200)
+	q := m.Report(1, []uint32{7}, TrigImmediate, t0.Add(time.Second))
+	if len(q) != 1 || q[0].Volume.Uplink.Bytes != 100 || q[0].Volume.Downlink.Bytes != 200 || q[0].Seq != 0 {
+		t.Fatalf("query: %+v", q)
+	}
+	c.add(3, 10, 20)
+	final := m.Close(1, t0.Add(2*time.Second))
+	if len(final) != 1 || final[0].Volume.Total().Bytes != 30 || final[0].Seq != 1 || final[0].Trigger != TrigTermination ||
+		!final[0].Start.Equal(t0.Add(time.Second)) {
+		t.Fatalf("final: %+v", final)
+	}
+	if m.Close(1, t0) != nil {
+		t.Error("a closed session reports again")
+	}
+}
+
+func TestRemovedURRGivesItsFinalReport(t *testing.T) {
+	c := counters{}
+	m := NewMeters(c)
+	urrs := map[uint32]session.URR{1: {ID: 1}, 2: {ID: 2}}
+	m.Sync(1, urrs, map[uint32]uint32{1: 1, 2: 2}, t0)
+	c.add(2, 5, 0)
+	final := m.Sync(1, map[uint32]session.URR{1: {ID: 1}}, map[uint32]uint32{1: 1}, t0.Add(time.Second))
+	if len(final) != 1 || final[0].URRID != 2 || final[0].Volume.Uplink.Bytes != 5 {
+		t.Fatalf("final of the removed URR: %+v", final)
+	}
+}
+
+func TestTriggers(t *testing.T) {
+	c := counters{}
+	m := NewMeters(c)
+	m.Sync(1, map[uint32]session.URR{
+		1: {ID: 1, Triggers: session.RepPeriodic, Period: 10},
+		2: {ID: 2, Triggers: session.RepVolThreshold, VolThreshold: &session.Volume{Downlink: u64(1000)}},
+		3: {ID: 3, Triggers: session.RepTimeQuota, TimeQuota: 5},
+	}, map[uint32]uint32{1: 1, 2: 2, 3: 3}, t0)
+	if due := m.Due(t0.Add(4 * time.Second)); len(due) != 0 {
+		t.Fatalf("nothing due yet: %+v", due)
+	}
+	c.add(2, 0, 1000)
+	due := m.Due(t0.Add(5 * time.Second))[1]
+	if len(due) != 2 || due[0].URRID != 2 || due[0].Trigger != TrigVolThreshold || due[1].URRID != 3 || due[1].Trigger != TrigTimeQuota {
+		t.Fatalf("at 5 s: %+v", due)
+	}
+	due = m.Due(t0.Add(10 * time.Second))[1]
+	if len(due) != 1 || due[0].URRID != 1 || due[0].Trigger != TrigPeriodic {
+		t.Fatalf("at 10 s, only the period: %+v", due)
+	}
+	if due := m.Due(t0.Add(19 * time.Second)); len(due) != 0 {
+		t.Fatalf("the time quota reports once, the period every 10 s: %+v", due)
+	}
+}
+
+func TestVolumeQuotaReportsOncePerGrant(t *testing.T) {
+	c := counters{}
+	m := NewMeters(c)
+	grant := func() map[uint32]session.URR {
+		return map[uint32]session.URR{1: {ID: 1, Triggers: session.RepVolQuota, VolQuota: &session.Volume{Total: u64(100)}}}
+	}
+	m.Sync(1, grant(), map[uint32]uint32{1: 9}, t0)
+	c.add(9, 100, 0)
+	if seid, u, ok := m.QuotaSpent(9, t0); !ok || seid != 1 || u.Trigger != TrigVolQuota || u.Volume.Uplink.Bytes != 100 {
+		t.Fatalf("quota: %v %d %+v", ok, seid, u)
+	}
+	if _, _, ok := m.QuotaSpent(9, t0); ok {
+		t.Error("the same quota reported twice")
+	}
+	m.Sync(1, grant(), map[uint32]uint32{1: 9}, t0) // a new grant of the same size
+	if _, _, ok := m.QuotaSpent(9, t0); !ok {
+		t.Error("a new grant's quota is not reported")
+	}
+}
+
+func TestBuffersKeepOrderAndBounds(t *testing.T) {
+	b := NewBuffers(2, 3)
+	for i := range 3 {
+		b.Hold(1, 0, []byte{byte(i)})
+	}
+	b.Hold(2, 5, []byte{10})
+	b.Hold(2, 5, []byte{11}) // over the total
+	if b.Overflowed != 2 || b.Held() != 3 {
+		t.Fatalf("overflowed %d held %d, want 2 and 3", b.Overflowed, b.Held())
+	}
+	if got := b.Take(1); len(got) != 2 || got[0][0] != 0 || got[1][0] != 1 {
+		t.Fatalf("take: %v", got)
+	}
+	if !b.Notify(1) || b.Notify(1) || !b.Notify(2) || b.Notify(2) {
+		t.Error("one notification per buffering period")
+	}
+	b.Discard(2)
+	if b.Discarded != 1 || b.Held() != 0 {
+		t.Errorf("discarded %d held %d", b.Discarded, b.Held())
+	}
+}

@@ -1,0 +1,264 @@
+// Package report turns what the datapath measures into the reports TS 29.244
+// asks of a UPF: usage reports (§5.2.2) and, for downlink buffering,
+// downlink data reports and the buffers themselves (§5.2.4). It knows
+// neither the wire format nor who owns the session; the N4 server calls it
+// from its one goroutine.
+package report
+
+import (
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/sluice-upf/sluice/internal/datapath"
+	"github.com/sluice-upf/sluice/internal/session"
+)
+
+// Trigger is a Usage Report Trigger (§8.2.43), octets 5..7 as one number,
+// the first octet highest.
+type Trigger uint32
+
+const (
+	TrigPeriodic      Trigger = 1 << 16 // PERIO
+	TrigVolThreshold  Trigger = 1 << 17 // VOLTH
+	TrigTimeThreshold Trigger = 1 << 18 // TIMTH
+	TrigImmediate     Trigger = 1 << 23 // IMMER: Query URR
+	TrigVolQuota      Trigger = 1 << 8  // VOLQU
+	TrigTimeQuota     Trigger = 1 << 9  // TIMQU
+	TrigTermination   Trigger = 1 << 11 // TERMR: session deleted or URR removed
+)
+
+// Octets is the trigger as the IE carries it.
+func (t Trigger) Octets() []byte { return []byte{byte(t >> 16), byte(t >> 8), byte(t)} }
+
+// Usage is one usage report: what a URR measured since its last report.
+type Usage struct {
+	URRID      uint32
+	Seq        uint32 // UR-SEQN, counting the URR's reports from 0
+	Trigger    Trigger
+	Start, End time.Time
+	Volume     datapath.Usage
+	Method     uint8 // session.MeasVolume, session.MeasDuration
+}
+
+// Duration is the measured time, whole seconds (§8.2.45).
+func (u Usage) Duration() time.Duration { return u.End.Sub(u.Start).Truncate(time.Second) }
+
+// Counters reads a URR slot's counters: the datapath.
+type Counters interface {
+	Usage(slot uint32) (datapath.Usage, error)
+}
+
+// meter is one URR's measurement: the counters at its last report.
+type meter struct {
+	urr  session.URR
+	slot uint32
+	base datapath.Usage
+	// since is when the current measurement began (the last report).
+	since time.Time
+	// nextPeriodic is when PERIO fires; its timer runs on regardless of
+	// other reports (§5.2.2.2.1).
+	nextPeriodic time.Time
+	// quotaSince is when the time quota was granted.
+	quotaSince time.Time
+	// quotaSpent: the quota's report went; no more until a new grant.
+	volQuotaSpent, timeQuotaSpent bool
+	seq                           uint32
+}
+
+type meterKey struct {
+	seid uint64
+	urr  uint32
+}
+
+// Meters keeps the measurement of every URR of every session.
+type Meters struct {
+	dp       Counters
+	sessions map[uint64]map[uint32]*meter
+	bySlot   map[uint32]meterKey
+	// watched are the meters with a trigger that time or volume fires:
+	// the only ones Due looks at.
+	watched map[meterKey]*meter
+}
+
+// NewMeters measures through dp.
+func NewMeters(dp Counters) *Meters {
+	return &Meters{dp: dp, sessions: map[uint64]map[uint32]*meter{}, bySlot: map[uint32]meterKey{}, watched: map[meterKey]*meter{}}
+}
+
+// watchedTriggers fire on their own, not on a request or an event.
+const watchedTriggers = session.RepPeriodic | session.RepVolThreshold | session.RepTimeThreshold | session.RepTimeQuota
+
+// Sync makes the session's meters match its URRs once a change is in
+// force: new URRs start measuring, changed ones keep their counts (a new
+// quota starts over), and removed ones give their final report (TERMR).
+// slots says where each URR counts in the datapath.
+func (m *Meters) Sync(seid uint64, urrs map[uint32]session.URR, slots map[uint32]uint32, now time.Time) []Usage {
+	var final []Usage
+	mine := m.sessions[seid]
+	for _, id := range slices.Sorted(maps.Keys(mine)) {
+		if _, kept := urrs[id]; !kept {
+			final = append(final, m.take(meterKey{seid, id}, mine[id], TrigTermination, now))
+			m.drop(seid, id)
+		}
+	}
+	if len(urrs) > 0 && mine == nil {
+		mine = map[uint32]*meter{}
+		m.sessions[seid] = mine
+	}
+	for id, u := range urrs {
+		k := meterKey{seid, id}
+		mt, ok := mine[id]
+		if !ok {
+			mt = &meter{slot: slots[id], since: now, quotaSince: now}
+			mt.base, _ = m.dp.Usage(mt.slot) // zero: the slot was reset for it
+			mine[id] = mt
+			m.bySlot[mt.slot] = k
+		}
+		if u.VolQuota != mt.urr.VolQuota {
+			mt.volQuotaSpent = false // a new grant, even of the same size
+		}
+		if u.TimeQuota != mt.urr.TimeQuota {
+			mt.quotaSince, mt.timeQuotaSpent = now, false
+		}
+		if u.Period != mt.urr.Period || !ok {
+			mt.nextPeriodic = now.Add(time.Duration(u.Period) * time.Second)
+		}
+		mt.urr = u
+		if u.Triggers&watchedTriggers != 0 {
+			m.watched[k] = mt
+		} else {
+			delete(m.watched, k)
+		}
+	}
+	return final
+}
+
+// Report reads the named URRs of a session now, each a report with trig
+// (Query URR: IMMER). Unknown IDs are skipped: the store checked them.
+func (m *Meters) Report(seid uint64, ids []uint32, trig Trigger, now time.Time) []Usage {
+	var out []Usage
+	for _, id := range slices.Compact(slices.Sorted(slices.Values(ids))) {
+		if mt, ok := m.sessions[seid][id]; ok {
+			out = append(out, m.take(meterKey{seid, id}, mt, trig, now))
+		}
+	}
+	return out
+}
+
+// Close ends a session's measurement: every URR's final report (TERMR).
+// Call it once the session's lookups are gone, so nothing counts after.
+func (m *Meters) Close(seid uint64, now time.Time) []Usage {
+	out := m.Report(seid, slices.Collect(maps.Keys(m.sessions[seid])), TrigTermination, now)
+	m.Forget(seid)
+	return out
+}
+
+// Forget drops a session's meters without reports (the peer is gone).
+func (m *Meters) Forget(seid uint64) {
+	for id := range m.sessions[seid] {
+		m.drop(seid, id)
+	}
+}
+
+// QuotaSpent is the report for a URR slot whose volume quota the datapath
+// found spent (its EventQuota). ok is false for a slot no URR holds, or a
+// quota already reported.
+func (m *Meters) QuotaSpent(slot uint32, now time.Time) (seid uint64, u Usage, ok bool) {
+	k, ok := m.bySlot[slot]
+	if !ok {
+		return 0, Usage{}, false
+	}
+	mt := m.sessions[k.seid][k.urr]
+	if mt.volQuotaSpent || mt.urr.Triggers&session.RepVolQuota == 0 {
+		return 0, Usage{}, false
+	}
+	mt.volQuotaSpent = true
+	return k.seid, m.take(k, mt, TrigVolQuota, now), true
+}
+
+// Due is the reports whose triggers fired by now, by session: periodic,
+// volume and time thresholds, and time quotas.
+func (m *Meters) Due(now time.Time) map[uint64][]Usage {
+	out := map[uint64][]Usage{}
+	for k, mt := range m.watched {
+		if t := m.fired(mt, now); t != 0 {
+			out[k.seid] = append(out[k.seid], m.take(k, mt, t, now))
+		}
+	}
+	for _, us := range out {
+		slices.SortFunc(us, byURR)
+	}
+	return out
+}
+
+// fired is what triggers of mt are due at now.
+func (m *Meters) fired(mt *meter, now time.Time) Trigger {
+	u, on := mt.urr, mt.urr.Triggers
+	var t Trigger
+	if on&session.RepPeriodic != 0 && u.Period > 0 && !now.Before(mt.nextPeriodic) {
+		t |= TrigPeriodic
+		for !now.Before(mt.nextPeriodic) {
+			mt.nextPeriodic = mt.nextPeriodic.Add(time.Duration(u.Period) * time.Second)
+		}
+	}
+	if on&session.RepTimeThreshold != 0 && u.TimeThreshold > 0 && now.Sub(mt.since) >= time.Duration(u.TimeThreshold)*time.Second {
+		t |= TrigTimeThreshold
+	}
+	if on&session.RepTimeQuota != 0 && u.TimeQuota > 0 && !mt.timeQuotaSpent &&
+		now.Sub(mt.quotaSince) >= time.Duration(u.TimeQuota)*time.Second {
+		t |= TrigTimeQuota
+		mt.timeQuotaSpent = true
+	}
+	if on&session.RepVolThreshold != 0 && u.VolThreshold != nil {
+		if c, err := m.dp.Usage(mt.slot); err == nil && reached(u.VolThreshold, delta(c, mt.base)) {
+			t |= TrigVolThreshold
+		}
+	}
+	return t
+}
+
+// reached: any volume the threshold sets is met (§5.2.2.2.1).
+func reached(th *session.Volume, used datapath.Usage) bool {
+	at := func(limit *uint64, v uint64) bool { return limit != nil && v >= *limit }
+	return at(th.Total, used.Total().Bytes) || at(th.Uplink, used.Uplink.Bytes) || at(th.Downlink, used.Downlink.Bytes)
+}
+
+// take makes a report of what mt measured since its last one and starts
+// the next measurement.
+func (m *Meters) take(k meterKey, mt *meter, t Trigger, now time.Time) Usage {
+	c, _ := m.dp.Usage(mt.slot) // a failed read reports zero, and the next one catches up
+	u := Usage{URRID: k.urr, Seq: mt.seq, Trigger: t, Start: mt.since, End: now, Volume: delta(c, mt.base), Method: mt.urr.Method}
+	mt.seq++
+	mt.base, mt.since = maxUsage(c, mt.base), now
+	return u
+}
+
+func (m *Meters) drop(seid uint64, id uint32) {
+	k := meterKey{seid, id}
+	if mt, ok := m.sessions[seid][id]; ok && m.bySlot[mt.slot] == k {
+		delete(m.bySlot, mt.slot)
+	}
+	delete(m.watched, k)
+	delete(m.sessions[seid], id)
+	if len(m.sessions[seid]) == 0 {
+		delete(m.sessions, seid)
+	}
+}
+
+// delta is c - base, field by field; counters only grow.
+func delta(c, base datapath.Usage) datapath.Usage {
+	sub := func(a, b datapath.Traffic) datapath.Traffic {
+		return datapath.Traffic{Packets: a.Packets - min(a.Packets, b.Packets), Bytes: a.Bytes - min(a.Bytes, b.Bytes)}
+	}
+	return datapath.Usage{Uplink: sub(c.Uplink, base.Uplink), Downlink: sub(c.Downlink, base.Downlink)}
+}
+
+func maxUsage(a, b datapath.Usage) datapath.Usage {
+	mx := func(x, y datapath.Traffic) datapath.Traffic {
+		return datapath.Traffic{Packets: max(x.Packets, y.Packets), Bytes: max(x.Bytes, y.Bytes)}
+	}
+	return datapath.Usage{Uplink: mx(a.Uplink, b.Uplink), Downlink: mx(a.Downlink, b.Downlink)}
+}
+
+func byURR(a, b Usage) int { return int(a.URRID) - int(b.URRID) }

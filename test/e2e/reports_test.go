@@ -1,0 +1,162 @@
+package e2e
+
+import (
+	"encoding/binary"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/wmnsk/go-pfcp/ie"
+	"github.com/wmnsk/go-pfcp/message"
+
+	"github.com/sluice-upf/sluice/internal/testenv"
+)
+
+// TestPrivilegedUPFDReports drives the reports and the rules that change
+// what flows: a volume quota, a periodic report, a gate closed and
+// reopened, and downlink buffering with its report and flush. Each step
+// has its own UE; one upfd serves them all.
+func TestPrivilegedUPFDReports(t *testing.T) {
+	lab := testenv.NewLab(t)
+	log := startUPFD(t, lab)
+	s := newSMF(t, lab)
+	as := s.ask(message.NewAssociationSetupRequest(s.next(), ie.NewNodeID("198.18.4.1", "", ""),
+		ie.NewRecoveryTimeStamp(time.Now()))).(*message.AssociationSetupResponse)
+	if c := cause(t, as.Cause); c != 1 {
+		t.Fatalf("association: cause %d\n%s", c, log)
+	}
+	gnb := testenv.ListenUDP(t, lab.GNB, "198.18.3.1:2152")
+	dnRx := testenv.ListenUDP(t, lab.DN, "198.18.7.10:5001")
+	dnTx := testenv.ListenUDP(t, lab.DN, "198.18.7.10:5002")
+	// establish returns our SEID, the uplink TEID, and the SMF's SEID,
+	// which our reports carry.
+	establish := func(t *testing.T, ue string, urr *ie.IE, fars ...*ie.IE) (seid uint64, teid uint32, cp uint64) {
+		t.Helper()
+		seq := s.next()
+		r := s.ask(establishment(seq, ue, urr, fars...)).(*message.SessionEstablishmentResponse)
+		if c := cause(t, r.Cause); c != 1 {
+			t.Fatalf("establishment of %s: cause %d\n%s", ue, c, log)
+		}
+		f, _ := r.UPFSEID.FSEID()
+		return f.SEID, createdTEID(t, r), 0x1000 + uint64(seq)
+	}
+	modify := func(t *testing.T, seid uint64, ies ...*ie.IE) {
+		t.Helper()
+		r := s.ask(message.NewSessionModificationRequest(0, 0, seid, s.next(), 0, ies...)).(*message.SessionModificationResponse)
+		if c := cause(t, r.Cause); c != 1 {
+			t.Fatalf("modification: cause %d\n%s", c, log)
+		}
+	}
+
+	t.Run("volume quota", func(t *testing.T) {
+		const quota = 100 * 128 // a hundred of the test's packets
+		_, teid, cp := establish(t, "10.45.0.3", volumeURR(1, ie.NewReportingTriggers(0, 0x01, 0), // VOLQU
+			ie.NewVolumeQuota(0x01, quota, 0, 0)))
+		got := receiveAsync(dnRx, 150)
+		for i := range 150 {
+			sendUplinkFrom(t, gnb, "10.45.0.3", teid, i)
+		}
+		if n := len(<-got); n != 100 {
+			t.Errorf("%d datagrams reached the DN, want the quota's 100", n)
+		}
+		r := s.report(t, cp, 3*time.Second)
+		wantTrigger(t, r.UsageReport, []byte{0, 0x01, 0}) // VOLQU
+		if got, want := usageIn(t, r.UsageReport, 1), (volume{ul: quota, ulPkts: 100}); got != want {
+			t.Errorf("quota report %+v, want %+v", got, want)
+		}
+	})
+
+	t.Run("periodic report", func(t *testing.T) {
+		_, _, cp := establish(t, "10.45.0.4", volumeURR(1, ie.NewReportingTriggers(0x01, 0, 0), // PERIO
+			ie.NewMeasurementPeriod(time.Second)))
+		r := s.report(t, cp, 3*time.Second)
+		wantTrigger(t, r.UsageReport, []byte{0x01, 0, 0})
+	})
+
+	t.Run("gate closed and reopened", func(t *testing.T) {
+		seid, _, _ := establish(t, "10.45.0.5", volumeURR(1))
+		modify(t, seid, ie.NewUpdateQER(ie.NewQERID(1), ie.NewGateStatus(0, 1)))
+		if n := downlink(t, dnTx, gnb, "10.45.0.5", 0, 20); n != 0 {
+			t.Errorf("gate closed: %d G-PDUs reached the gNB", n)
+		}
+		modify(t, seid, ie.NewUpdateQER(ie.NewQERID(1), ie.NewGateStatus(0, 0)))
+		if n := downlink(t, dnTx, gnb, "10.45.0.5", 20, 20); n != 20 {
+			t.Errorf("gate reopened: %d of 20 G-PDUs reached the gNB", n)
+		}
+	})
+
+	t.Run("buffering and flush", func(t *testing.T) {
+		const held = 50
+		seid, _, cp := establish(t, "10.45.0.6", volumeURR(1),
+			ie.NewCreateFAR(ie.NewFARID(2), ie.NewApplyAction(0x0c), ie.NewBARID(1)), // BUFF|NOCP
+			ie.NewCreateBAR(ie.NewBARID(1), ie.NewSuggestedBufferingPacketsCount(100)))
+		if n := downlink(t, dnTx, gnb, "10.45.0.6", 0, held); n != 0 {
+			t.Fatalf("%d G-PDUs reached the gNB while buffering", n)
+		}
+		r := s.report(t, cp, 2*time.Second)
+		if typ, _ := r.ReportType.ReportType(); typ != 0x01 { // DLDR
+			t.Fatalf("report type %#x, want DLDR", typ)
+		}
+		if kids, err := r.DownlinkDataReport.DownlinkDataReport(); err != nil || kids[0].Type != ie.PDRID {
+			t.Errorf("downlink data report without the PDR ID: %v", err)
+		}
+		got := receiveAsync(gnb, held)
+		modify(t, seid, ie.NewUpdateFAR(ie.NewFARID(2), ie.NewApplyAction(0x02),
+			ie.NewUpdateForwardingParameters(ie.NewDestinationInterface(ie.DstInterfaceAccess),
+				ie.NewOuterHeaderCreation(0x0100, 0x200, "198.18.3.1", "", 0, 0, 0))))
+		flushed := <-got
+		if len(flushed) != held {
+			t.Fatalf("flush: %d of %d buffered G-PDUs reached the gNB", len(flushed), held)
+		}
+		for i, b := range flushed {
+			// G-PDU (16 bytes with the PDU Session Container), IPv4, UDP, then the number.
+			if n := binary.BigEndian.Uint32(b[16+28:]); n != uint32(i) {
+				t.Fatalf("flush: G-PDU %d carries datagram %d: out of order", i, n)
+			}
+		}
+		for {
+			select {
+			case m := <-s.reports:
+				if m.SEID() == cp {
+					t.Errorf("a second report for the buffering session: %s", m.MessageTypeName())
+				}
+				continue
+			default:
+			}
+			break
+		}
+	})
+}
+
+// downlink sends count numbered datagrams from the DN to a UE and says how
+// many G-PDUs reached the gNB.
+func downlink(t *testing.T, dnTx, gnb *net.UDPConn, ue string, first, count int) int {
+	t.Helper()
+	got := receiveAsync(gnb, count)
+	to := &net.UDPAddr{IP: net.ParseIP(ue), Port: 40000}
+	for i := first; i < first+count; i++ {
+		msg := make([]byte, 100)
+		binary.BigEndian.PutUint32(msg, uint32(i))
+		dnTx.WriteToUDP(msg, to)
+		pace(i)
+	}
+	return len(<-got)
+}
+
+// wantTrigger checks every usage report's trigger octets.
+func wantTrigger(t *testing.T, reports []*ie.IE, want []byte) {
+	t.Helper()
+	if len(reports) == 0 {
+		t.Fatal("no usage report")
+	}
+	for _, r := range reports {
+		kids, _ := r.ValueAsGrouped()
+		for _, k := range kids {
+			if k.Type == ie.UsageReportTrigger {
+				if got, _ := k.UsageReportTrigger(); string(got) != string(want) {
+					t.Errorf("usage report trigger % x, want % x", got, want)
+				}
+			}
+		}
+	}
+}

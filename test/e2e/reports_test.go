@@ -49,8 +49,9 @@ func TestPrivilegedUPFDReports(t *testing.T) {
 	}
 
 	t.Run("volume quota", func(t *testing.T) {
-		const quota = 100 * 128 // a hundred of the test's packets
-		_, teid, cp := establish(t, "10.45.0.3", volumeURR(1, ie.NewReportingTriggers(0, 0x01, 0), // VOLQU
+		// A hundred of the test's packets; the trigger is VOLQU.
+		const quota = 100 * 128
+		_, teid, cp := establish(t, "10.45.0.3", volumeURR(1, ie.NewReportingTriggers(0, 0x01, 0),
 			ie.NewVolumeQuota(0x01, quota, 0, 0)))
 		got := receiveAsync(dnRx, 150)
 		for i := range 150 {

@@ -15,6 +15,9 @@ type association struct {
 	nodeID   string
 	addr     netip.AddrPort
 	recovery time.Time
+	// nextHeartbeat is when we ask next; lost, when a heartbeat went
+	// unanswered (zero while the peer answers).
+	nextHeartbeat, lost time.Time
 }
 
 // upFeatures states exactly what the UPF does (§8.2.25): it allocates
@@ -44,15 +47,28 @@ func (s *Server) associationSetup(from netip.AddrPort, m *message.AssociationSet
 	if err != nil {
 		return refuse(session.CauseMandatoryIEIncorrect, ie.RecoveryTimeStamp)
 	}
-	if old, ok := s.assocs[node]; ok && !old.recovery.Equal(recovery) {
-		// The SMF restarted: the sessions it had are gone on its side.
+	s.associated(node, from, recovery)
+	return message.NewAssociationSetupResponse(seq, s.nodeID(), ie.NewCause(session.CauseAccepted),
+		ie.NewRecoveryTimeStamp(s.cfg.Recovery), upFeatures())
+}
+
+// associated records an association set up by either side. A peer known
+// with another Recovery Time Stamp restarted: what it had is gone on its
+// side, so its sessions and kept reports go too.
+func (s *Server) associated(node string, addr netip.AddrPort, recovery time.Time) {
+	old, known := s.assocs[node]
+	if known && !old.recovery.Equal(recovery) {
 		s.log.Info("pfcp: peer restarted, dropping its sessions", "node", node, "was", old.recovery, "now", recovery)
 		s.dropSessions(node)
 	}
-	s.assocs[node] = &association{nodeID: node, addr: from, recovery: recovery}
-	s.log.Info("pfcp: association set up", "node", node, "from", from)
-	return message.NewAssociationSetupResponse(seq, s.nodeID(), ie.NewCause(session.CauseAccepted),
-		ie.NewRecoveryTimeStamp(s.cfg.Recovery), upFeatures())
+	s.assocs[node] = &association{nodeID: node, addr: addr, recovery: recovery, nextHeartbeat: s.now().Add(s.cfg.Heartbeat)}
+	s.log.Info("pfcp: association set up", "node", node, "peer", addr)
+	if k, ok := s.kept[node]; ok {
+		delete(s.kept, node)
+		if k.recovery.Equal(recovery) {
+			s.sendKept(addr, k.reports)
+		}
+	}
 }
 
 func (s *Server) associationUpdate(from netip.AddrPort, m *message.AssociationUpdateRequest) message.Message {

@@ -1,6 +1,7 @@
 package pfcp
 
 import (
+	"net/netip"
 	"time"
 
 	"github.com/wmnsk/go-pfcp/ie"
@@ -48,16 +49,20 @@ func (s *Server) report(seid uint64, ies ...*ie.IE) {
 	if !ok {
 		return
 	}
-	a, ok := s.assocs[x.Peer]
-	if !ok {
-		return
+	if a, ok := s.assocs[x.Peer]; ok {
+		s.reportTo(a.addr, x.CPSEID, ies...)
 	}
-	s.request(a.addr, func(seq uint32) message.Message {
-		return message.NewSessionReportRequest(0, 0, x.CPSEID, seq, 0, ies...)
+}
+
+// reportTo sends a Session Report Request for the session the SMF at to
+// calls cpSEID.
+func (s *Server) reportTo(to netip.AddrPort, cpSEID uint64, ies ...*ie.IE) {
+	s.request(to, func(seq uint32) message.Message {
+		return message.NewSessionReportRequest(0, 0, cpSEID, seq, 0, ies...)
 	}, func(m message.Message) {
 		if r, ok := m.(*message.SessionReportResponse); ok && r.Cause != nil {
 			if c, _ := r.Cause.Cause(); c != session.CauseAccepted {
-				s.log.Info("pfcp: session report refused", "seid", seid, "cause", c)
+				s.log.Info("pfcp: session report refused", "cp_seid", cpSEID, "cause", c)
 			}
 		}
 	}, nil)

@@ -39,6 +39,13 @@ type Config struct {
 	// BufferPackets bounds each session's downlink buffer when its BAR
 	// suggests no count, BufferTotal all of them. Zero: 64 and 65536.
 	BufferPackets, BufferTotal int
+	// Heartbeat is how often each associated SMF is asked whether it is
+	// there; 0: never, and peers are never declared lost. A peer that
+	// leaves a heartbeat unanswered (N1 sends) is lost; its sessions are
+	// kept PeerGrace, then deleted.
+	Heartbeat, PeerGrace time.Duration
+	// Associate are SMFs we set up associations with ourselves.
+	Associate []netip.AddrPort
 	// GTPU sends End Markers; nil: none are sent.
 	GTPU GTPU
 	// FinalReports: on shutdown, report every URR's usage to its SMF,
@@ -90,6 +97,9 @@ type Server struct {
 	// Our own requests: the last sequence number, and those unanswered.
 	seq     uint32
 	pending map[uint32]*pending
+	// kept is the final usage of lost peers' sessions, by node ID.
+	kept      map[string]keptUsage
+	nextSetup time.Time // of associations we set up
 }
 
 // New binds the N4 socket. Serve runs the server.
@@ -110,6 +120,7 @@ func New(cfg Config, store *session.Store, compiler *rules.Compiler, dp Datapath
 		meters:  report.NewMeters(dp),
 		buffers: report.NewBuffers(cfg.BufferPackets, cfg.BufferTotal),
 		pending: map[uint32]*pending{},
+		kept:    map[string]keptUsage{},
 	}, nil
 }
 
@@ -154,6 +165,7 @@ func (s *Server) Serve(ctx context.Context) error {
 		case <-ticker.C:
 			now := s.now()
 			s.retransmit(now)
+			s.paths(now)
 			if now.Sub(lastSecond) >= time.Second {
 				lastSecond = now
 				s.cache.expire(now)

@@ -32,6 +32,11 @@ type n4 struct {
 }
 
 func newN4(t *testing.T, peers ...netip.Addr) *n4 {
+	return newN4With(t, func(c *Config) { c.Peers = peers })
+}
+
+// newN4With is newN4 with the server's config changed by set.
+func newN4With(t *testing.T, set func(*Config)) *n4 {
 	ns := testenv.UPF(t)
 	var d *datapath.Datapath
 	err := netns.Do(ns, func() (err error) {
@@ -48,7 +53,8 @@ func newN4(t *testing.T, peers ...netip.Addr) *n4 {
 	store := session.NewStore(session.Options{TEIDFirst: 0x100, TEIDLast: 0xffff, AccessAddrs: []netip.Addr{n3},
 		Pools: map[string][]netip.Prefix{"internet": {netip.MustParsePrefix("10.45.0.0/16")}}, MaxSessions: 1000})
 	compiler := rules.NewCompiler(rules.Interfaces{Endpoints: []netip.Addr{n3}, Access: []netip.Addr{n3}}, d.Sizes())
-	cfg := Config{NodeID: "198.18.4.2", Listen: netip.MustParseAddrPort("127.0.0.1:0"), Peers: peers, Recovery: time.Unix(1_700_000_000, 0)}
+	cfg := Config{NodeID: "198.18.4.2", Listen: netip.MustParseAddrPort("127.0.0.1:0"), Recovery: time.Unix(1_700_000_000, 0)}
+	set(&cfg)
 	srv, err := New(cfg, store, compiler, d, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,151 @@
+package pfcp
+
+import (
+	"net/netip"
+	"time"
+
+	"github.com/wmnsk/go-pfcp/ie"
+	"github.com/wmnsk/go-pfcp/message"
+
+	"github.com/sluice-upf/sluice/internal/report"
+	"github.com/sluice-upf/sluice/internal/session"
+)
+
+// Path management (§6.2): heartbeats to every associated SMF, peers
+// declared lost when they stop answering, their sessions deleted after a
+// grace period with the final usage kept for their return, and
+// associations we set up ourselves toward configured SMFs.
+
+// keptUsage is the final usage of a lost peer's deleted sessions, sent
+// when it associates again without having restarted.
+type keptUsage struct {
+	recovery time.Time
+	reports  []sessionUsage
+}
+
+type sessionUsage struct {
+	cpSEID uint64
+	usage  []report.Usage
+}
+
+// paths runs the timers of path management.
+func (s *Server) paths(now time.Time) {
+	if s.cfg.Heartbeat > 0 {
+		for _, a := range s.assocs {
+			if !a.lost.IsZero() && now.Sub(a.lost) >= s.cfg.PeerGrace {
+				s.expire(a, now)
+				continue
+			}
+			if !now.Before(a.nextHeartbeat) {
+				a.nextHeartbeat = now.Add(s.cfg.Heartbeat)
+				s.heartbeat(a)
+			}
+		}
+	}
+	if len(s.cfg.Associate) > 0 && !now.Before(s.nextSetup) {
+		// Once the last try has run out of retransmissions.
+		s.nextSetup = now.Add(max(s.cfg.Heartbeat, s.cfg.T1*time.Duration(s.cfg.N1)))
+		for _, to := range s.cfg.Associate {
+			if !s.associatedWith(to) {
+				s.setupAssociation(to)
+			}
+		}
+	}
+}
+
+// heartbeat asks a peer whether it is there (§6.2.2). No answer after N1
+// sends: lost. An answer with a new Recovery Time Stamp: restarted.
+func (s *Server) heartbeat(a *association) {
+	node := a.nodeID
+	s.request(a.addr, func(seq uint32) message.Message {
+		return message.NewHeartbeatRequest(seq, ie.NewRecoveryTimeStamp(s.cfg.Recovery), nil)
+	}, func(m message.Message) {
+		a, ok := s.assocs[node]
+		if !ok {
+			return
+		}
+		if r, ok := m.(*message.HeartbeatResponse); ok && r.RecoveryTimeStamp != nil {
+			if ts, err := r.RecoveryTimeStamp.RecoveryTimeStamp(); err == nil && !ts.Equal(a.recovery) {
+				s.log.Info("pfcp: peer restarted, dropping its sessions", "node", node)
+				s.dropSessions(node)
+				a.recovery = ts
+			}
+		}
+		if !a.lost.IsZero() {
+			s.log.Info("pfcp: peer answers again", "node", node, "after", s.now().Sub(a.lost))
+			a.lost = time.Time{}
+		}
+	}, func() {
+		if a, ok := s.assocs[node]; ok && a.lost.IsZero() {
+			a.lost = s.now()
+			s.log.Warn("pfcp: peer lost; keeping its sessions", "node", node, "grace", s.cfg.PeerGrace)
+		}
+	})
+}
+
+// expire ends the association of a peer lost for longer than the grace:
+// its sessions are deleted and their final usage kept for its return.
+func (s *Server) expire(a *association, now time.Time) {
+	var seids []uint64
+	s.store.Sessions(func(x *session.Session) bool {
+		if x.Peer == a.nodeID {
+			seids = append(seids, x.SEID)
+		}
+		return true
+	})
+	k := keptUsage{recovery: a.recovery}
+	for _, seid := range seids {
+		x, _ := s.store.Get(seid)
+		c, err := s.apply(&session.Delete{SEID: seid})
+		if err != nil {
+			s.log.Error("pfcp: delete a lost peer's session", "seid", seid, "err", err)
+			continue
+		}
+		if us := s.meters.Close(seid, now); len(us) > 0 {
+			k.reports = append(k.reports, sessionUsage{x.CPSEID, us})
+		}
+		s.afterBuffering(c)
+	}
+	delete(s.assocs, a.nodeID)
+	s.kept[a.nodeID] = k
+	s.log.Warn("pfcp: peer gone; its sessions are deleted", "node", a.nodeID, "sessions", len(seids), "usage_kept", len(k.reports))
+}
+
+// sendKept reports the final usage of sessions deleted while the peer was
+// away (USAR with TERMR).
+func (s *Server) sendKept(to netip.AddrPort, kept []sessionUsage) {
+	for _, k := range kept {
+		ies := append([]*ie.IE{ie.NewReportType(0, 0, 1, 0)}, usageIEs(ie.NewUsageReportWithinSessionReportRequest, k.usage)...)
+		s.reportTo(to, k.cpSEID, ies...)
+	}
+}
+
+func (s *Server) associatedWith(to netip.AddrPort) bool {
+	for _, a := range s.assocs {
+		if a.addr.Addr().Unmap() == to.Addr().Unmap() {
+			return true
+		}
+	}
+	return false
+}
+
+// setupAssociation asks an SMF for an association (UPF-initiated,
+// §6.2.6.2); it is tried again every heartbeat interval until accepted.
+func (s *Server) setupAssociation(to netip.AddrPort) {
+	s.request(to, func(seq uint32) message.Message {
+		return message.NewAssociationSetupRequest(seq, s.nodeID(), ie.NewRecoveryTimeStamp(s.cfg.Recovery), upFeatures())
+	}, func(m message.Message) {
+		r, ok := m.(*message.AssociationSetupResponse)
+		if !ok || r.Cause == nil || r.NodeID == nil || r.RecoveryTimeStamp == nil {
+			return
+		}
+		c, _ := r.Cause.Cause()
+		node, err1 := r.NodeID.NodeID()
+		ts, err2 := r.RecoveryTimeStamp.RecoveryTimeStamp()
+		if c != session.CauseAccepted || err1 != nil || err2 != nil {
+			s.log.Warn("pfcp: association setup refused", "peer", to, "cause", c)
+			return
+		}
+		s.associated(node, to, ts)
+	}, nil)
+}

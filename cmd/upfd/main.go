@@ -101,7 +101,7 @@ func run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	store := session.NewStore(session.Options{TEIDFirst: cfg.TEIDRange.First, TEIDLast: cfg.TEIDRange.Last,
 		AccessAddrs: access, CoreAddrs: core, Pools: pools, MaxSessions: cfg.MaxSessions})
 	compiler := rules.NewCompiler(rules.Interfaces{Endpoints: endpoints, Access: access, Core: core}, d.Sizes())
-	gtp, err := gtpu.NewSender(access[0])
+	gtp, err := gtpu.Listen(access[0])
 	if err != nil {
 		return err
 	}

@@ -149,3 +149,83 @@ func (s *Server) setupAssociation(to netip.AddrPort) {
 		s.associated(node, to, ts)
 	}, nil)
 }
+
+// gtpPath is a GTP-U peer's path as Echo sees it.
+type gtpPath struct {
+	unanswered int  // Echo Requests in a row with no response
+	failed     bool // reported to the SMFs
+}
+
+func (s *Server) echoAnswers() <-chan netip.Addr {
+	if s.cfg.GTPU == nil {
+		return nil // never ready
+	}
+	return s.cfg.GTPU.Answers()
+}
+
+// echo sends an Echo Request to every GTP-U peer that a session sends to,
+// and reports each path that has gone EchoRetries rounds unanswered.
+func (s *Server) echo(now time.Time) {
+	if s.cfg.GTPU == nil || s.cfg.EchoInterval <= 0 || now.Before(s.nextEcho) {
+		return
+	}
+	s.nextEcho = now.Add(s.cfg.EchoInterval)
+	inUse := map[netip.Addr]bool{}
+	s.store.Sessions(func(x *session.Session) bool {
+		for _, f := range x.FARs {
+			if f.Forw != nil && f.Forw.OHC != nil {
+				inUse[f.Forw.OHC.Peer] = true
+			}
+		}
+		return true
+	})
+	for peer := range s.gtpPaths {
+		if !inUse[peer] {
+			delete(s.gtpPaths, peer)
+		}
+	}
+	for peer := range inUse {
+		p, ok := s.gtpPaths[peer]
+		if !ok {
+			p = &gtpPath{}
+			s.gtpPaths[peer] = p
+		}
+		if p.unanswered >= s.cfg.EchoRetries && !p.failed {
+			p.failed = true
+			s.log.Warn("gtpu: path failure", "peer", peer, "unanswered", p.unanswered)
+			s.pathFailure(peer)
+		}
+		p.unanswered++
+		if err := s.cfg.GTPU.Echo(peer); err != nil {
+			s.log.Debug("gtpu: echo", "peer", peer, "err", err)
+		}
+	}
+}
+
+// pathAnswered: an Echo Response came; a failed path is back.
+func (s *Server) pathAnswered(from netip.Addr) {
+	p, ok := s.gtpPaths[from]
+	if !ok {
+		return
+	}
+	if p.failed {
+		s.log.Info("gtpu: path recovered", "peer", from)
+	}
+	p.unanswered, p.failed = 0, false
+}
+
+// pathFailure tells every SMF that the path to a GTP-U peer failed: a
+// Node Report with a User Plane Path Failure Report (§7.4.5.1).
+func (s *Server) pathFailure(peer netip.Addr) {
+	var flags uint8 = 0x02 // V4
+	v4, v6 := peer.String(), ""
+	if peer.Is6() {
+		flags, v4, v6 = 0x01, "", peer.String()
+	}
+	for _, a := range s.assocs {
+		s.request(a.addr, func(seq uint32) message.Message {
+			return message.NewNodeReportRequest(seq, s.nodeID(), ie.NewNodeReportType(0x01), // UPFR
+				ie.NewUserPlanePathFailureReport(ie.NewRemoteGTPUPeer(flags, v4, v6, 0, "")))
+		}, nil, nil)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/wmnsk/go-pfcp/ie"
 	"github.com/wmnsk/go-pfcp/message"
 
+	"github.com/sluice-upf/sluice/internal/gtpu"
 	"github.com/sluice-upf/sluice/internal/session"
 )
 
@@ -143,5 +144,34 @@ func writeMessage(t *testing.T, conn *net.UDPConn, to netip.AddrPort, m message.
 	t.Helper()
 	if _, err := conn.WriteToUDPAddrPort(encode(t, m), to); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestPrivilegedGTPUPathFailureIsReported(t *testing.T) {
+	gtp, err := gtpu.Listen(netip.MustParseAddr("127.0.0.2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { gtp.Close() })
+	n := newN4With(t, func(c *Config) {
+		c.GTPU, c.EchoInterval, c.EchoRetries = gtp, 100*time.Millisecond, 2
+	})
+	n.associate()
+	// A gNB at 127.0.0.3 that never answers Echo.
+	far := ie.NewCreateFAR(ie.NewFARID(3), ie.NewApplyAction(0x02), ie.NewForwardingParameters(
+		ie.NewDestinationInterface(ie.DstInterfaceAccess), ie.NewOuterHeaderCreation(0x0100, 0x300, "127.0.0.3", "", 0, 0, 0)))
+	if c := causeIn(n.ask(establishment(n.next(), 0x7a, far))); c != session.CauseAccepted {
+		t.Fatalf("establishment: cause %d", c)
+	}
+	r := n.await(2*time.Second, isType[*message.NodeReportRequest]).(*message.NodeReportRequest)
+	if typ, _ := r.NodeReportType.NodeReportType(); typ != 0x01 {
+		t.Errorf("node report type %#x, want UPFR", typ)
+	}
+	kids, _ := r.UserPlanePathFailureReport.UserPlanePathFailureReport()
+	if len(kids) != 1 {
+		t.Fatalf("path failure report with %d IEs, want the remote peer", len(kids))
+	}
+	if p, err := kids[0].RemoteGTPUPeer(); err != nil || p.IPv4Address.String() != "127.0.0.3" {
+		t.Errorf("remote GTP-U peer %+v (%v), want 127.0.0.3", p, err)
 	}
 }

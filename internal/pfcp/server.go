@@ -46,7 +46,12 @@ type Config struct {
 	Heartbeat, PeerGrace time.Duration
 	// Associate are SMFs we set up associations with ourselves.
 	Associate []netip.AddrPort
-	// GTPU sends End Markers; nil: none are sent.
+	// EchoInterval paces GTP-U Echo Requests to every peer that sessions
+	// send to (0: none); EchoRetries unanswered in a row is a path
+	// failure, reported to every SMF in a Node Report.
+	EchoInterval time.Duration
+	EchoRetries  int
+	// GTPU sends End Markers and Echo; nil: none are sent.
 	GTPU GTPU
 	// FinalReports: on shutdown, report every URR's usage to its SMF,
 	// since the sessions end with the process (not when pinned).
@@ -75,9 +80,12 @@ type Datapath interface {
 	Reinject(frame []byte) (datapath.Verdict, error)
 }
 
-// GTPU sends the GTP-U messages N4 asks for.
+// GTPU sends the GTP-U messages N4 asks for, and watches the paths to
+// GTP-U peers with Echo.
 type GTPU interface {
 	EndMarker(to netip.Addr, teid uint32) error
+	Echo(to netip.Addr) error
+	Answers() <-chan netip.Addr // where Echo Responses come from
 }
 
 // Server serves N4.
@@ -100,6 +108,9 @@ type Server struct {
 	// kept is the final usage of lost peers' sessions, by node ID.
 	kept      map[string]keptUsage
 	nextSetup time.Time // of associations we set up
+	// GTP-U paths watched with Echo, by peer address.
+	gtpPaths map[netip.Addr]*gtpPath
+	nextEcho time.Time
 }
 
 // New binds the N4 socket. Serve runs the server.
@@ -114,13 +125,14 @@ func New(cfg Config, store *session.Store, compiler *rules.Compiler, dp Datapath
 	cfg.setDefaults()
 	return &Server{
 		cfg: cfg, log: log, conn: conn, store: store, rules: compiler, dp: dp,
-		assocs:  map[string]*association{},
-		cache:   responseCache{entries: map[cacheKey]cached{}},
-		now:     time.Now,
-		meters:  report.NewMeters(dp),
-		buffers: report.NewBuffers(cfg.BufferPackets, cfg.BufferTotal),
-		pending: map[uint32]*pending{},
-		kept:    map[string]keptUsage{},
+		assocs:   map[string]*association{},
+		cache:    responseCache{entries: map[cacheKey]cached{}},
+		now:      time.Now,
+		meters:   report.NewMeters(dp),
+		buffers:  report.NewBuffers(cfg.BufferPackets, cfg.BufferTotal),
+		pending:  map[uint32]*pending{},
+		kept:     map[string]keptUsage{},
+		gtpPaths: map[netip.Addr]*gtpPath{},
 	}, nil
 }
 
@@ -162,10 +174,13 @@ func (s *Server) Serve(ctx context.Context) error {
 			s.handle(d)
 		case ev := <-events:
 			s.event(ev)
+		case from := <-s.echoAnswers():
+			s.pathAnswered(from)
 		case <-ticker.C:
 			now := s.now()
 			s.retransmit(now)
 			s.paths(now)
+			s.echo(now)
 			if now.Sub(lastSecond) >= time.Second {
 				lastSecond = now
 				s.cache.expire(now)

@@ -96,7 +96,7 @@ func TestPrivilegedUPFDReports(t *testing.T) {
 		}
 		r := s.report(t, cp, 2*time.Second)
 		if typ, _ := r.ReportType.ReportType(); typ != 0x01 { // DLDR
-			t.Fatalf("report type %#x, want DLDR", typ)
+			t.Fatalf("report type %#x, want DLDR: %v\n%s", typ, r, log)
 		}
 		if kids, err := r.DownlinkDataReport.DownlinkDataReport(); err != nil || kids[0].Type != ie.PDRID {
 			t.Errorf("downlink data report without the PDR ID: %v", err)

@@ -99,7 +99,7 @@ func (s *smf) read(done chan<- struct{}) {
 		if err != nil {
 			return
 		}
-		m, err := message.Parse(buf[:n])
+		m, err := message.Parse(bytes.Clone(buf[:n])) // the message keeps slices of what it parsed
 		if err != nil {
 			s.t.Errorf("a message from upfd does not decode: %v", err)
 			continue

@@ -9,22 +9,50 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
-// example is the file the documentation shows.
-const example = `node_id: 198.18.4.2
+// example is the file docs/configuration.md shows: the lab's, every key set.
+const example = `# upfd.yaml for the lab: N3 on 198.18.3.2, N4 on 198.18.4.2, the SMF on 198.18.4.1.
+node_id: 198.18.4.2            # our PFCP Node ID: an IP address or an FQDN
 pfcp:
-  listen: 198.18.4.2:8805
-  peers: [198.18.4.1]          # empty or absent: any peer (upfd warns at start)
+  listen: 198.18.4.2:8805      # where upfd takes PFCP
+  peers: [198.18.4.1]          # SMFs let in; empty or absent: any peer (upfd warns at start)
+  associate: []                # SMFs upfd associates with itself, e.g. [198.18.4.1]
+  heartbeat_interval: 10s      # Heartbeat Request to each associated SMF; 0: none
+  heartbeat_retries: 3         # sends of one heartbeat, t1 apart, before its SMF is lost
+  t1: 3s                       # our requests are sent again after t1 without a response,
+  n1: 3                        # and given up after n1 sends
+  peer_grace: 60s              # a lost SMF's sessions are kept this long; 0: deleted at once
+gtpu:
+  echo_interval: 60s           # Echo Request to each gNB or UPF in use; 0: none
+  echo_retries: 3              # Echo Requests unanswered in a row before the path has failed
 interfaces:
   - {name: n3, role: n3, address: 198.18.3.2}
   - {name: n6, role: n6}
 dnns:
   - {name: internet, pools: [10.45.0.0/16]}
-teid_range: 0x100-0xffffff
+teid_range: 0x100-0xffffff     # local TEIDs upfd may allocate
 max_sessions: 100000
+buffer:
+  packets_per_session: 64      # downlink packets held per session, unless its BAR says
+  total_packets: 65536         # held for all sessions together
 xdp_mode: native               # native | generic
+pin_path: ""                   # no pinning; /sys/fs/bpf/upfd would keep forwarding across restarts
 `
+
+// keys is every key a file may set, as errors name them.
+var keys = []string{
+	"node_id",
+	"pfcp", "pfcp.listen", "pfcp.peers", "pfcp.associate", "pfcp.heartbeat_interval",
+	"pfcp.heartbeat_retries", "pfcp.t1", "pfcp.n1", "pfcp.peer_grace",
+	"gtpu", "gtpu.echo_interval", "gtpu.echo_retries",
+	"interfaces", "interfaces[].name", "interfaces[].role", "interfaces[].address",
+	"dnns", "dnns[].name", "dnns[].pools",
+	"teid_range", "max_sessions",
+	"buffer", "buffer.packets_per_session", "buffer.total_packets",
+	"xdp_mode", "pin_path",
+}
 
 // withoutSource drops the key positions so that configs compare by value.
 func withoutSource(c *Config) *Config {
@@ -46,9 +74,16 @@ func TestParseExample(t *testing.T) {
 	want := &Config{
 		NodeID: "198.18.4.2",
 		PFCP: PFCP{
-			Listen: netip.MustParseAddrPort("198.18.4.2:8805"),
-			Peers:  []netip.Addr{netip.MustParseAddr("198.18.4.1")},
+			Listen:            netip.MustParseAddrPort("198.18.4.2:8805"),
+			Peers:             []netip.Addr{netip.MustParseAddr("198.18.4.1")},
+			Associate:         []netip.AddrPort{},
+			HeartbeatInterval: 10 * time.Second,
+			HeartbeatRetries:  3,
+			T1:                3 * time.Second,
+			N1:                3,
+			PeerGrace:         time.Minute,
 		},
+		GTPU: GTPU{EchoInterval: time.Minute, EchoRetries: 3},
 		Interfaces: []Interface{
 			{Name: "n3", Role: "n3", Address: netip.MustParseAddr("198.18.3.2")},
 			{Name: "n6", Role: "n6"},
@@ -58,10 +93,42 @@ func TestParseExample(t *testing.T) {
 		},
 		TEIDRange:   TEIDRange{First: 0x100, Last: 0xffffff},
 		MaxSessions: 100000,
+		Buffer:      Buffer{PacketsPerSession: 64, TotalPackets: 65536},
 		XDPMode:     "native",
 	}
 	if got := mustParse(t, example); !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)
+	}
+}
+
+// TestExampleSetsEveryKey keeps the documented example complete: a key
+// added to the package must be added to it.
+func TestExampleSetsEveryKey(t *testing.T) {
+	c, err := Parse("upfd.yaml", []byte(example))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range keys {
+		if path := strings.ReplaceAll(key, "[]", "[0]"); !c.src.has(path) {
+			t.Errorf("the example does not set %s", key)
+		}
+	}
+}
+
+// TestDocumented checks that docs/configuration.md shows the example as
+// it is and describes every key.
+func TestDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/configuration.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), "```yaml\n"+example+"```\n") {
+		t.Error("docs/configuration.md does not show the example of config_test.go; copy it over")
+	}
+	for _, key := range keys {
+		if !strings.Contains(string(doc), "| `"+key+"` |") {
+			t.Errorf("docs/configuration.md has no row for %s", key)
+		}
 	}
 }
 
@@ -86,6 +153,101 @@ func TestParseKeepsDefaultsOfAbsentKeys(t *testing.T) {
 	want.PFCP.Peers = []netip.Addr{netip.MustParseAddr("198.18.4.1"), netip.MustParseAddr("2001:db8::1")}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)
+	}
+}
+
+// TestParseKeys pins down how each key of the N4 and path-management
+// timers, buffering and pinning is read, over the defaults.
+func TestParseKeys(t *testing.T) {
+	for _, tc := range []struct {
+		name, text string
+		want       func(c *Config)
+	}{{
+		name: "sections left empty keep their defaults",
+		text: "pfcp:\ngtpu:\nbuffer:\n",
+		want: func(*Config) {},
+	}, {
+		name: "heartbeat interval in milliseconds",
+		text: "pfcp:\n  heartbeat_interval: 500ms\n",
+		want: func(c *Config) { c.PFCP.HeartbeatInterval = 500 * time.Millisecond },
+	}, {
+		name: "heartbeat interval 0 sends none",
+		text: "pfcp:\n  heartbeat_interval: 0\n",
+		want: func(c *Config) { c.PFCP.HeartbeatInterval = 0 },
+	}, {
+		name: "heartbeat retries",
+		text: "pfcp:\n  heartbeat_retries: 1\n",
+		want: func(c *Config) { c.PFCP.HeartbeatRetries = 1 },
+	}, {
+		name: "t1 with a fraction, n1",
+		text: "pfcp:\n  t1: 1.5s\n  n1: 5\n",
+		want: func(c *Config) { c.PFCP.T1, c.PFCP.N1 = 1500*time.Millisecond, 5 },
+	}, {
+		name: "peer grace in minutes and seconds",
+		text: "pfcp:\n  peer_grace: 2m30s\n",
+		want: func(c *Config) { c.PFCP.PeerGrace = 150 * time.Second },
+	}, {
+		name: "peer grace 0 deletes at once",
+		text: "pfcp:\n  peer_grace: 0s\n",
+		want: func(c *Config) { c.PFCP.PeerGrace = 0 },
+	}, {
+		name: "associate takes the PFCP port when none is given",
+		text: "pfcp:\n  associate: [198.18.4.1, 198.18.4.9:8806, 2001:db8::1, \"[2001:db8::2]:8805\"]\n",
+		want: func(c *Config) {
+			c.PFCP.Associate = []netip.AddrPort{
+				netip.MustParseAddrPort("198.18.4.1:8805"), netip.MustParseAddrPort("198.18.4.9:8806"),
+				netip.MustParseAddrPort("[2001:db8::1]:8805"), netip.MustParseAddrPort("[2001:db8::2]:8805"),
+			}
+		},
+	}, {
+		name: "associate with an SMF among the peers",
+		text: "pfcp:\n  peers: [198.18.4.1, 198.18.4.5]\n  associate: [198.18.4.5]\n",
+		want: func(c *Config) {
+			c.PFCP.Peers = []netip.Addr{netip.MustParseAddr("198.18.4.1"), netip.MustParseAddr("198.18.4.5")}
+			c.PFCP.Associate = []netip.AddrPort{netip.MustParseAddrPort("198.18.4.5:8805")}
+		},
+	}, {
+		name: "associate the same SMF on two ports",
+		text: "pfcp:\n  associate: [198.18.4.1, 198.18.4.1:8806]\n",
+		want: func(c *Config) {
+			c.PFCP.Associate = []netip.AddrPort{netip.MustParseAddrPort("198.18.4.1:8805"), netip.MustParseAddrPort("198.18.4.1:8806")}
+		},
+	}, {
+		name: "echo interval and retries",
+		text: "gtpu:\n  echo_interval: 2m\n  echo_retries: 5\n",
+		want: func(c *Config) { c.GTPU.EchoInterval, c.GTPU.EchoRetries = 2*time.Minute, 5 },
+	}, {
+		name: "echo interval 0 sends none",
+		text: "gtpu:\n  echo_interval: 0\n",
+		want: func(c *Config) { c.GTPU.EchoInterval = 0 },
+	}, {
+		name: "buffer at its limits, total equal to one session's",
+		text: "buffer:\n  packets_per_session: 65535\n  total_packets: 65535\n",
+		want: func(c *Config) { c.Buffer = Buffer{PacketsPerSession: 65535, TotalPackets: 65535} },
+	}, {
+		name: "buffer of one packet",
+		text: "buffer:\n  packets_per_session: 1\n  total_packets: 1\n",
+		want: func(c *Config) { c.Buffer = Buffer{PacketsPerSession: 1, TotalPackets: 1} },
+	}, {
+		name: "pin path",
+		text: "pin_path: /sys/fs/bpf/upfd\n",
+		want: func(c *Config) { c.PinPath = "/sys/fs/bpf/upfd" },
+	}, {
+		name: "pin path nested",
+		text: "pin_path: /sys/fs/bpf/sluice/upf-1\n",
+		want: func(c *Config) { c.PinPath = "/sys/fs/bpf/sluice/upf-1" },
+	}, {
+		name: "pin path empty pins nothing",
+		text: "pin_path: \"\"\n",
+		want: func(*Config) {},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			want := Default()
+			tc.want(want)
+			if got := mustParse(t, tc.text); !reflect.DeepEqual(got, want) {
+				t.Errorf("got  %+v\nwant %+v", got, want)
+			}
+		})
 	}
 }
 
@@ -152,11 +314,11 @@ func TestParseErrors(t *testing.T) {
 	}, {
 		name: "unknown top-level key",
 		text: "max_sessions: 5\nnodeid: 198.18.4.2\n",
-		want: `upfd.yaml:2: nodeid: unknown key; want node_id, pfcp, interfaces, dnns, teid_range, max_sessions or xdp_mode`,
+		want: `upfd.yaml:2: nodeid: unknown key; want node_id, pfcp, gtpu, interfaces, dnns, teid_range, max_sessions, buffer, xdp_mode or pin_path`,
 	}, {
 		name: "unknown nested key",
 		text: "pfcp:\n  listen: 198.18.4.2:8805\n  peer: [198.18.4.1]\n",
-		want: `upfd.yaml:3: pfcp.peer: unknown key; want listen or peers`,
+		want: `upfd.yaml:3: pfcp.peer: unknown key; want listen, peers, associate, heartbeat_interval, heartbeat_retries, t1, n1 or peer_grace`,
 	}, {
 		name: "unknown interface key",
 		text: "interfaces:\n  - name: n3\n    roll: n3\n",
@@ -180,7 +342,7 @@ func TestParseErrors(t *testing.T) {
 	}, {
 		name: "single value for a mapping",
 		text: "pfcp: 198.18.4.2:8805\n",
-		want: `upfd.yaml:1: pfcp: got a single value; want a mapping with keys listen and peers`,
+		want: `upfd.yaml:1: pfcp: got a single value; want a mapping with keys such as listen and peers`,
 	}, {
 		name: "listen without port",
 		text: "node_id: 198.18.4.2\npfcp:\n  listen: 198.18.4.2\n",
@@ -314,6 +476,206 @@ func TestParseErrors(t *testing.T) {
 		text: "xdp_mode: driver\n",
 		want: `upfd.yaml:1: xdp_mode: "driver" is not a mode; want native or generic`,
 	}, {
+		name: "unknown pfcp key",
+		text: "pfcp:\n  heartbeat: 10s\n",
+		want: `upfd.yaml:2: pfcp.heartbeat: unknown key; want listen, peers, associate, heartbeat_interval, heartbeat_retries, t1, n1 or peer_grace`,
+	}, {
+		name: "unknown gtpu key",
+		text: "gtpu:\n  echo_interval: 60s\n  t3: 5s\n",
+		want: `upfd.yaml:3: gtpu.t3: unknown key; want echo_interval or echo_retries`,
+	}, {
+		name: "unknown buffer key",
+		text: "buffer:\n  packets: 64\n",
+		want: `upfd.yaml:2: buffer.packets: unknown key; want packets_per_session or total_packets`,
+	}, {
+		name: "gtpu is a single value",
+		text: "gtpu: 60s\n",
+		want: `upfd.yaml:1: gtpu: got a single value; want a mapping with keys echo_interval and echo_retries`,
+	}, {
+		name: "buffer is a list",
+		text: "buffer: [64, 65536]\n",
+		want: `upfd.yaml:1: buffer: got a list; want a mapping with keys packets_per_session and total_packets`,
+	}, {
+		name: "duration is a list",
+		text: "pfcp:\n  t1: [3s]\n",
+		want: `upfd.yaml:2: pfcp.t1: got a list; want a duration such as 3s`,
+	}, {
+		name: "duration without a unit",
+		text: "pfcp:\n  heartbeat_interval: 10\n",
+		want: `upfd.yaml:2: pfcp.heartbeat_interval: "10" has no unit; write it with one, e.g. 10s or 10ms`,
+	}, {
+		name: "duration in words",
+		text: "gtpu:\n  echo_interval: one minute\n",
+		want: `upfd.yaml:2: gtpu.echo_interval: "one minute" is not a duration; write a number and a unit (ns, us, ms, s, m or h), e.g. 60s`,
+	}, {
+		name: "duration with a unit Go does not know",
+		text: "pfcp:\n  peer_grace: 1d\n",
+		want: `upfd.yaml:2: pfcp.peer_grace: "1d" is not a duration; write a number and a unit (ns, us, ms, s, m or h), e.g. 60s`,
+	}, {
+		name: "duration empty",
+		text: "pfcp:\n  t1:\n",
+		want: `upfd.yaml:2: pfcp.t1: empty; write a duration such as 3s`,
+	}, {
+		name: "heartbeat interval negative",
+		text: "pfcp:\n  heartbeat_interval: -10s\n",
+		want: `upfd.yaml:2: pfcp.heartbeat_interval: -10s is negative; want a duration such as 10s, or 0 to send no heartbeats`,
+	}, {
+		name: "t1 zero",
+		text: "pfcp:\n  t1: 0s\n",
+		want: `upfd.yaml:2: pfcp.t1: 0s would send every request again without waiting for its response; want a duration such as 3s`,
+	}, {
+		name: "t1 negative",
+		text: "pfcp:\n  t1: -500ms\n",
+		want: `upfd.yaml:2: pfcp.t1: -500ms is negative; want a duration such as 3s`,
+	}, {
+		name: "peer grace negative",
+		text: "pfcp:\n  peer_grace: -30s\n",
+		want: `upfd.yaml:2: pfcp.peer_grace: -30s is negative; want a duration such as 60s, or 0 to delete a lost SMF's sessions at once`,
+	}, {
+		name: "echo interval negative",
+		text: "gtpu:\n  echo_interval: -1m\n",
+		want: `upfd.yaml:2: gtpu.echo_interval: -1m0s is negative; want a duration such as 60s, or 0 to send no Echo Requests`,
+	}, {
+		name: "n1 zero",
+		text: "pfcp:\n  n1: 0\n",
+		want: `upfd.yaml:2: pfcp.n1: 0 is out of range; want 1 or more`,
+	}, {
+		name: "n1 negative",
+		text: "pfcp:\n  n1: -3\n",
+		want: `upfd.yaml:2: pfcp.n1: -3 is out of range; want 1 or more`,
+	}, {
+		name: "n1 in words",
+		text: "pfcp:\n  n1: three\n",
+		want: `upfd.yaml:2: pfcp.n1: "three" is not a whole number; write digits only, e.g. 3`,
+	}, {
+		name: "n1 is a mapping",
+		text: "pfcp:\n  n1: {sends: 3}\n",
+		want: `upfd.yaml:2: pfcp.n1: got a mapping; want a number such as 3`,
+	}, {
+		name: "n1 is a duration",
+		text: "pfcp:\n  n1: 3s\n",
+		want: `upfd.yaml:2: pfcp.n1: "3s" is not a whole number; write digits only, e.g. 3`,
+	}, {
+		name: "n1 too large for a number",
+		text: "pfcp:\n  n1: 99999999999999999999\n",
+		want: `upfd.yaml:2: pfcp.n1: "99999999999999999999" is out of range; want 1 or more`,
+	}, {
+		name: "heartbeat retries zero",
+		text: "pfcp:\n  heartbeat_retries: 0\n",
+		want: `upfd.yaml:2: pfcp.heartbeat_retries: 0 is out of range; want 1 or more`,
+	}, {
+		name: "echo retries zero",
+		text: "gtpu:\n  echo_retries: 0\n",
+		want: `upfd.yaml:2: gtpu.echo_retries: 0 is out of range; want 1 or more`,
+	}, {
+		name: "echo retries with a fraction",
+		text: "gtpu:\n  echo_retries: 2.5\n",
+		want: `upfd.yaml:2: gtpu.echo_retries: "2.5" is not a whole number; write digits only, e.g. 3`,
+	}, {
+		name: "associate is a single value",
+		text: "pfcp:\n  associate: 198.18.4.1\n",
+		want: `upfd.yaml:2: pfcp.associate: got a single value; want a list of addresses such as [198.18.4.1]`,
+	}, {
+		name: "associate entry is a host name",
+		text: "pfcp:\n  associate:\n    - 198.18.4.1\n    - smf.local\n",
+		want: `upfd.yaml:4: pfcp.associate[1]: "smf.local" is not an IP address (upfd resolves no names); write the SMF's N4 address, e.g. 198.18.4.1 or 198.18.4.1:8805`,
+	}, {
+		name: "associate entry is a host name with a port",
+		text: "pfcp:\n  associate: [smf.local:8805]\n",
+		want: `upfd.yaml:2: pfcp.associate[0]: "smf.local:8805" is not an IP address (upfd resolves no names); write the SMF's N4 address, e.g. 198.18.4.1 or 198.18.4.1:8805`,
+	}, {
+		name: "associate entry is a prefix",
+		text: "pfcp:\n  associate: [198.18.4.0/24]\n",
+		want: `upfd.yaml:2: pfcp.associate[0]: "198.18.4.0/24" is not an IP address (upfd resolves no names); write the SMF's N4 address, e.g. 198.18.4.1 or 198.18.4.1:8805`,
+	}, {
+		name: "associate entry is a list",
+		text: "pfcp:\n  associate: [[198.18.4.1]]\n",
+		want: `upfd.yaml:2: pfcp.associate[0]: got a list; want an address such as 198.18.4.1 or 198.18.4.1:8805`,
+	}, {
+		name: "associate entry empty",
+		text: "pfcp:\n  associate: [\"\"]\n",
+		want: `upfd.yaml:2: pfcp.associate[0]: empty; write the SMF's N4 address, e.g. 198.18.4.1 or 198.18.4.1:8805`,
+	}, {
+		name: "associate port too large",
+		text: "pfcp:\n  associate: [198.18.4.1:88050]\n",
+		want: `upfd.yaml:2: pfcp.associate[0]: "198.18.4.1:88050" has port "88050"; want 1 to 65535, normally 8805`,
+	}, {
+		name: "associate port 0",
+		text: "pfcp:\n  associate: [198.18.4.1:0]\n",
+		want: `upfd.yaml:2: pfcp.associate[0]: 198.18.4.1:0 has port 0; use 8805, the PFCP port`,
+	}, {
+		name: "associate unspecified",
+		text: "pfcp:\n  associate: [0.0.0.0]\n",
+		want: `upfd.yaml:2: pfcp.associate[0]: 0.0.0.0 is unspecified; write the SMF's N4 address, e.g. 198.18.4.1`,
+	}, {
+		name: "associate lists an SMF twice",
+		text: "pfcp:\n  associate:\n    - 198.18.4.1\n    - 198.18.4.1:8805\n",
+		want: `upfd.yaml:4: pfcp.associate[1]: 198.18.4.1:8805 is already listed as pfcp.associate[0] (line 3); list each SMF once`,
+	}, {
+		name: "associate with an SMF that peers leave out",
+		text: "pfcp:\n  peers: [198.18.4.1]\n  associate: [198.18.4.9]\n",
+		want: `upfd.yaml:3: pfcp.associate[0]: 198.18.4.9 is not in pfcp.peers (line 2), so upfd would refuse its requests; add 198.18.4.9 there`,
+	}, {
+		name: "packets per session zero",
+		text: "buffer:\n  packets_per_session: 0\n",
+		want: `upfd.yaml:2: buffer.packets_per_session: 0 is out of range; want 1 to 65535`,
+	}, {
+		name: "packets per session above the limit",
+		text: "buffer:\n  packets_per_session: 65536\n",
+		want: `upfd.yaml:2: buffer.packets_per_session: 65536 is out of range; want 1 to 65535`,
+	}, {
+		name: "packets per session negative",
+		text: "buffer:\n  packets_per_session: -1\n",
+		want: `upfd.yaml:2: buffer.packets_per_session: -1 is out of range; want 1 to 65535`,
+	}, {
+		name: "total below one session's",
+		text: "buffer:\n  packets_per_session: 128\n  total_packets: 100\n",
+		want: `upfd.yaml:3: buffer.total_packets: 100 is less than buffer.packets_per_session, 128 (line 2); raise it to at least 128 or lower buffer.packets_per_session`,
+	}, {
+		name: "total zero",
+		text: "buffer:\n  total_packets: 0\n",
+		want: `upfd.yaml:2: buffer.total_packets: 0 is less than buffer.packets_per_session, 64; raise it to at least 64 or lower buffer.packets_per_session`,
+	}, {
+		name: "total zero with packets per session zero",
+		text: "buffer:\n  packets_per_session: 0\n  total_packets: 0\n",
+		want: `upfd.yaml:2: buffer.packets_per_session: 0 is out of range; want 1 to 65535`,
+	}, {
+		name: "total not a number",
+		text: "buffer:\n  total_packets: 64k\n",
+		want: `upfd.yaml:2: buffer.total_packets: "64k" is not a whole number; write digits only, e.g. 65536`,
+	}, {
+		name: "pin path relative",
+		text: "pin_path: bpf/upfd\n",
+		want: `upfd.yaml:1: pin_path: "bpf/upfd" is relative; write a directory under /sys/fs/bpf, e.g. /sys/fs/bpf/upfd`,
+	}, {
+		name: "pin path outside bpffs",
+		text: "pin_path: /var/lib/upfd\n",
+		want: `upfd.yaml:1: pin_path: "/var/lib/upfd" is outside /sys/fs/bpf, and only the BPF file system mounted there holds pins; write e.g. /sys/fs/bpf/upfd`,
+	}, {
+		name: "pin path beside bpffs",
+		text: "pin_path: /sys/fs/bpffs/upfd\n",
+		want: `upfd.yaml:1: pin_path: "/sys/fs/bpffs/upfd" is outside /sys/fs/bpf, and only the BPF file system mounted there holds pins; write e.g. /sys/fs/bpf/upfd`,
+	}, {
+		name: "pin path climbs out of bpffs",
+		text: "pin_path: /sys/fs/bpf/../../../etc\n",
+		want: `upfd.yaml:1: pin_path: "/sys/fs/bpf/../../../etc" is outside /sys/fs/bpf, and only the BPF file system mounted there holds pins; write e.g. /sys/fs/bpf/upfd`,
+	}, {
+		name: "pin path is the bpffs root",
+		text: "pin_path: /sys/fs/bpf\n",
+		want: `upfd.yaml:1: pin_path: "/sys/fs/bpf" is the root of the BPF file system; give upfd a directory of its own, e.g. /sys/fs/bpf/upfd`,
+	}, {
+		name: "pin path with a trailing slash",
+		text: "pin_path: /sys/fs/bpf/upfd/\n",
+		want: `upfd.yaml:1: pin_path: "/sys/fs/bpf/upfd/" is not written plainly; write /sys/fs/bpf/upfd`,
+	}, {
+		name: "pin path with a dot in a name",
+		text: "pin_path: /sys/fs/bpf/upfd.n3\n",
+		want: `upfd.yaml:1: pin_path: "/sys/fs/bpf/upfd.n3" has a '.' in a name below /sys/fs/bpf, which the BPF file system refuses; remove it`,
+	}, {
+		name: "pin path is a list",
+		text: "pin_path: [/sys/fs/bpf/upfd]\n",
+		want: `upfd.yaml:1: pin_path: got a list; want a directory such as /sys/fs/bpf/upfd`,
+	}, {
 		name: "first problem in file order",
 		text: "xdp_mode: skb\nmax_sessions: 0\n",
 		want: `upfd.yaml:1: xdp_mode: "skb" is not a mode; want native or generic`,
@@ -351,11 +713,34 @@ func TestValidateKeepsLines(t *testing.T) {
 }
 
 func TestValidateBuiltInCode(t *testing.T) {
-	c := Default()
-	c.Interfaces = append(c.Interfaces, Interface{Name: "n9", Role: RoleN9})
-	want := `interfaces[2].address: n9 interface "n9" has no address; add address: with its GTP-U IP, e.g. 198.18.3.2`
-	if err := c.Validate(); err == nil || err.Error() != want {
-		t.Errorf("got  %v\nwant %s", err, want)
+	for _, tc := range []struct {
+		name   string
+		change func(c *Config)
+		want   string
+	}{{
+		name:   "n9 without address",
+		change: func(c *Config) { c.Interfaces = append(c.Interfaces, Interface{Name: "n9", Role: RoleN9}) },
+		want:   `interfaces[2].address: n9 interface "n9" has no address; add address: with its GTP-U IP, e.g. 198.18.3.2`,
+	}, {
+		name:   "zero values of the N4 timers",
+		change: func(c *Config) { c.PFCP.T1, c.PFCP.N1 = 0, 0 },
+		want:   `pfcp.t1: 0s would send every request again without waiting for its response; want a duration such as 3s`,
+	}, {
+		name:   "associate left invalid",
+		change: func(c *Config) { c.PFCP.Associate = []netip.AddrPort{{}} },
+		want:   `pfcp.associate[0]: not an IP address; write the SMF's N4 address, e.g. 198.18.4.1 or 198.18.4.1:8805`,
+	}, {
+		name:   "total below one session's",
+		change: func(c *Config) { c.Buffer = Buffer{PacketsPerSession: 100, TotalPackets: 10} },
+		want:   `buffer.total_packets: 10 is less than buffer.packets_per_session, 100; raise it to at least 100 or lower buffer.packets_per_session`,
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Default()
+			tc.change(c)
+			if err := c.Validate(); err == nil || err.Error() != tc.want {
+				t.Errorf("got  %v\nwant %s", err, tc.want)
+			}
+		})
 	}
 }
 

@@ -285,7 +285,8 @@ func listOf[T any](d *decoder, n *yaml.Node, path, shape, itemShape string, pars
 
 func (d *decoder) config(root *yaml.Node, c *Config) error {
 	d.src.lines[""] = root.Line
-	return d.eachKey(root, "", "keys such as node_id: and pfcp:", []string{"node_id", "pfcp", "interfaces", "dnns", "teid_range", "max_sessions", "xdp_mode"},
+	known := []string{"node_id", "pfcp", "gtpu", "interfaces", "dnns", "teid_range", "max_sessions", "buffer", "xdp_mode", "pin_path"}
+	return d.eachKey(root, "", "keys such as node_id: and pfcp:", known,
 		func(key string, value *yaml.Node, path string) error {
 			var err error
 			switch key {
@@ -293,6 +294,8 @@ func (d *decoder) config(root *yaml.Node, c *Config) error {
 				c.NodeID, err = d.scalar(value, path, "an address or FQDN such as 198.18.4.2")
 			case "pfcp":
 				err = d.pfcp(value, path, &c.PFCP)
+			case "gtpu":
+				err = d.gtpu(value, path, &c.GTPU)
 			case "interfaces":
 				c.Interfaces, err = d.interfaces(value, path)
 			case "dnns":
@@ -300,16 +303,21 @@ func (d *decoder) config(root *yaml.Node, c *Config) error {
 			case "teid_range":
 				c.TEIDRange, err = scalarAs(d, value, path, "a range such as 0x100-0xffffff", parseTEIDRange)
 			case "max_sessions":
-				c.MaxSessions, err = scalarAs(d, value, path, "a number such as 100000", parseMaxSessions)
+				c.MaxSessions, err = scalarAs(d, value, path, "a number such as 100000", parseCount(sessionsRange, "100000"))
+			case "buffer":
+				err = d.buffer(value, path, &c.Buffer)
 			case "xdp_mode":
 				c.XDPMode, err = d.scalar(value, path, "native or generic")
+			case "pin_path":
+				c.PinPath, err = d.scalar(value, path, "a directory such as /sys/fs/bpf/upfd")
 			}
 			return err
 		})
 }
 
 func (d *decoder) pfcp(n *yaml.Node, path string, p *PFCP) error {
-	return d.eachKey(n, path, "a mapping with keys listen and peers", []string{"listen", "peers"},
+	known := []string{"listen", "peers", "associate", "heartbeat_interval", "heartbeat_retries", "t1", "n1", "peer_grace"}
+	return d.eachKey(n, path, "a mapping with keys such as listen and peers", known,
 		func(key string, value *yaml.Node, sub string) error {
 			var err error
 			switch key {
@@ -318,6 +326,48 @@ func (d *decoder) pfcp(n *yaml.Node, path string, p *PFCP) error {
 			case "peers":
 				p.Peers, err = listOf(d, value, sub, "a list of addresses such as [198.18.4.1]",
 					"an address such as 198.18.4.1", parsePeer)
+			case "associate":
+				p.Associate, err = listOf(d, value, sub, "a list of addresses such as [198.18.4.1]",
+					"an address such as 198.18.4.1 or 198.18.4.1:8805", parseSMF)
+			case "heartbeat_interval":
+				p.HeartbeatInterval, err = scalarAs(d, value, sub, "a duration such as 10s", parseDuration("10s"))
+			case "heartbeat_retries":
+				p.HeartbeatRetries, err = scalarAs(d, value, sub, "a number such as 3", parseCount(sendsRange, "3"))
+			case "t1":
+				p.T1, err = scalarAs(d, value, sub, "a duration such as 3s", parseDuration("3s"))
+			case "n1":
+				p.N1, err = scalarAs(d, value, sub, "a number such as 3", parseCount(sendsRange, "3"))
+			case "peer_grace":
+				p.PeerGrace, err = scalarAs(d, value, sub, "a duration such as 60s", parseDuration("60s"))
+			}
+			return err
+		})
+}
+
+func (d *decoder) gtpu(n *yaml.Node, path string, g *GTPU) error {
+	return d.eachKey(n, path, "a mapping with keys echo_interval and echo_retries", []string{"echo_interval", "echo_retries"},
+		func(key string, value *yaml.Node, sub string) error {
+			var err error
+			switch key {
+			case "echo_interval":
+				g.EchoInterval, err = scalarAs(d, value, sub, "a duration such as 60s", parseDuration("60s"))
+			case "echo_retries":
+				g.EchoRetries, err = scalarAs(d, value, sub, "a number such as 3", parseCount(sendsRange, "3"))
+			}
+			return err
+		})
+}
+
+func (d *decoder) buffer(n *yaml.Node, path string, b *Buffer) error {
+	return d.eachKey(n, path, "a mapping with keys packets_per_session and total_packets",
+		[]string{"packets_per_session", "total_packets"},
+		func(key string, value *yaml.Node, sub string) error {
+			var err error
+			switch key {
+			case "packets_per_session":
+				b.PacketsPerSession, err = scalarAs(d, value, sub, "a number such as 64", parseCount(perSessionRange, "64"))
+			case "total_packets":
+				b.TotalPackets, err = scalarAs(d, value, sub, "a number such as 65536", parseCount(totalRange, "65536"))
 			}
 			return err
 		})

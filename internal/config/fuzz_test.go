@@ -18,6 +18,9 @@ func FuzzParse(f *testing.F) {
 		"node_id: &a x\npfcp: *a\n<<: {a: 1}\n",
 		"a: [1,\n",
 		"--- {}\n--- []\n",
+		"pfcp:\n  peers: [198.18.4.1]\n  associate: [198.18.4.1, \"[::1]:0\", smf:8805]\n  t1: 1.5s\n  n1: -1\n",
+		"pfcp:\n  heartbeat_interval: 10\n  peer_grace: -1h\ngtpu: {echo_interval: 0, echo_retries: 0}\n",
+		"buffer: {packets_per_session: 65535, total_packets: 1}\npin_path: /sys/fs/bpf/../bpf/a.b/\n",
 	} {
 		f.Add([]byte(seed))
 	}

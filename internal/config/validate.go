@@ -3,7 +3,10 @@ package config
 import (
 	"fmt"
 	"net/netip"
+	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 )
 
 // Validate checks the rules that a value's type alone cannot express, and
@@ -15,11 +18,14 @@ func (c *Config) Validate() error {
 	v := &validator{src: c.src}
 	v.nodeID(c.NodeID)
 	v.pfcp(c.PFCP)
+	v.gtpu(c.GTPU)
 	v.interfaces(c.Interfaces)
 	v.dnns(c.DNNs)
 	v.teidRange(c.TEIDRange)
-	v.maxSessions(c.MaxSessions)
+	v.count("max_sessions", c.MaxSessions, sessionsRange)
+	v.buffer(c.Buffer)
 	v.xdpMode(c.XDPMode)
+	v.pinPath(c.PinPath)
 	return v.first()
 }
 
@@ -100,6 +106,67 @@ func (v *validator) pfcp(p PFCP) {
 		if !peer.IsValid() {
 			v.add(itemPath("pfcp.peers", i), "not an IP address; write the SMF's N4 address, e.g. 198.18.4.1")
 		}
+	}
+	v.associate(p.Associate, p.Peers)
+	v.interval("pfcp.heartbeat_interval", p.HeartbeatInterval, "10s", "send no heartbeats")
+	v.count("pfcp.heartbeat_retries", p.HeartbeatRetries, sendsRange)
+	switch {
+	case p.T1 < 0:
+		v.add("pfcp.t1", "%s is negative; want a duration such as 3s", p.T1)
+	case p.T1 == 0:
+		v.add("pfcp.t1", "0s would send every request again without waiting for its response; want a duration such as 3s")
+	}
+	v.count("pfcp.n1", p.N1, sendsRange)
+	v.interval("pfcp.peer_grace", p.PeerGrace, "60s", "delete a lost SMF's sessions at once")
+}
+
+// associate checks the SMFs upfd associates with itself. Each must be
+// allowed by pfcp.peers, or upfd would refuse the requests that follow.
+func (v *validator) associate(list []netip.AddrPort, peers []netip.Addr) {
+	allowed := make([]netip.Addr, len(peers))
+	for i, peer := range peers {
+		allowed[i] = peer.Unmap()
+	}
+	seen := map[netip.AddrPort]string{} // SMF to the path that first listed it
+	for i, to := range list {
+		path := itemPath("pfcp.associate", i)
+		smf := netip.AddrPortFrom(to.Addr().Unmap(), to.Port())
+		first, listed := seen[smf]
+		switch {
+		case !to.IsValid():
+			v.add(path, "not an IP address; write the SMF's N4 address, e.g. 198.18.4.1 or 198.18.4.1:%d", DefaultPFCPPort)
+		case to.Addr().IsUnspecified():
+			v.add(path, "%s is unspecified; write the SMF's N4 address, e.g. 198.18.4.1", to.Addr())
+		case to.Port() == 0:
+			v.add(path, "%s has port 0; use %d, the PFCP port", to, DefaultPFCPPort)
+		case listed:
+			v.add(path, "%s is already listed as %s%s; list each SMF once", to, first, v.onLine(first))
+		case len(allowed) > 0 && !slices.Contains(allowed, smf.Addr()):
+			v.add(path, "%s is not in pfcp.peers%s, so upfd would refuse its requests; add %s there",
+				to.Addr(), v.onLine("pfcp.peers"), to.Addr())
+		}
+		if !listed {
+			seen[smf] = path
+		}
+	}
+}
+
+func (v *validator) gtpu(g GTPU) {
+	v.interval("gtpu.echo_interval", g.EchoInterval, "60s", "send no Echo Requests")
+	v.count("gtpu.echo_retries", g.EchoRetries, sendsRange)
+}
+
+// interval checks a duration for which 0 means something, said by zero.
+func (v *validator) interval(path string, d time.Duration, example, zero string) {
+	if d < 0 {
+		v.add(path, "%s is negative; want a duration such as %s, or 0 to %s", d, example, zero)
+	}
+}
+
+// count checks a whole number against its range.
+func (v *validator) count(path string, n int, r countRange) {
+	if !r.holds(n) {
+		v.add(path, "%d is out of range; want %s", n, r)
 	}
 }
 
@@ -282,14 +349,46 @@ func (v *validator) teidRange(r TEIDRange) {
 	}
 }
 
-func (v *validator) maxSessions(n int) {
-	if n < 1 || n > MaxSessionsLimit {
-		v.add("max_sessions", "%d is out of range; want 1 to %d", n, MaxSessionsLimit)
+func (v *validator) buffer(b Buffer) {
+	const perSession, total = "buffer.packets_per_session", "buffer.total_packets"
+	v.count(perSession, b.PacketsPerSession, perSessionRange)
+	switch {
+	case !perSessionRange.holds(b.PacketsPerSession):
+		v.count(total, b.TotalPackets, totalRange)
+	case b.TotalPackets < b.PacketsPerSession:
+		// One session alone may fill its buffer: the total must hold it.
+		v.add(v.where(total, perSession), "%d is less than %s, %d%s; raise it to at least %d or lower %s",
+			b.TotalPackets, perSession, b.PacketsPerSession, v.onLine(perSession), b.PacketsPerSession, perSession)
 	}
 }
 
 func (v *validator) xdpMode(mode string) {
 	if mode != XDPNative && mode != XDPGeneric {
 		v.add("xdp_mode", "%s is not a mode; want native or generic", quote(mode))
+	}
+}
+
+// pinPath checks the directory for pins: below the BPF file system's mount,
+// written plainly, and with names that file system accepts.
+func (v *validator) pinPath(dir string) {
+	const path = "pin_path"
+	if dir == "" {
+		return
+	}
+	clean := filepath.Clean(dir)
+	rel, err := filepath.Rel(BPFFS, clean)
+	switch {
+	case !filepath.IsAbs(dir):
+		v.add(path, "%s is relative; write a directory under %s, e.g. %s/upfd", quote(dir), BPFFS, BPFFS)
+	case err != nil || rel == ".." || strings.HasPrefix(rel, "../"):
+		v.add(path, "%s is outside %s, and only the BPF file system mounted there holds pins; write e.g. %s/upfd",
+			quote(dir), BPFFS, BPFFS)
+	case rel == ".":
+		v.add(path, "%s is the root of the BPF file system; give upfd a directory of its own, e.g. %s/upfd", quote(dir), BPFFS)
+	case clean != dir:
+		v.add(path, "%s is not written plainly; write %s", quote(dir), clean)
+	case strings.Contains(rel, "."):
+		// The kernel reserves dots in bpffs names (bpf_lookup: EPERM).
+		v.add(path, "%s has a '.' in a name below %s, which the BPF file system refuses; remove it", quote(dir), BPFFS)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 )
@@ -105,16 +106,91 @@ func parseTEID(s string) (uint32, error) {
 	return uint32(n), nil
 }
 
-// parseMaxSessions reads a decimal number; Validate checks its range.
-func parseMaxSessions(s string) (int, error) {
-	n, err := strconv.Atoi(s)
-	switch {
-	case errors.Is(err, strconv.ErrRange):
-		return 0, fmt.Errorf("%s is out of range; want 1 to %d", quote(s), MaxSessionsLimit)
-	case err != nil:
-		return 0, fmt.Errorf("%s is not a whole number; write digits only, e.g. 100000", quote(s))
+// countRange is the span of a whole-number key, both ends included; max 0
+// means no upper end. The parser's and Validate's errors quote it.
+type countRange struct{ min, max int }
+
+func (r countRange) String() string {
+	if r.max == 0 {
+		return fmt.Sprintf("%d or more", r.min)
 	}
-	return n, nil
+	return fmt.Sprintf("%d to %d", r.min, r.max)
+}
+
+func (r countRange) holds(n int) bool { return n >= r.min && (r.max == 0 || n <= r.max) }
+
+// The ranges of the whole-number keys.
+var (
+	sessionsRange   = countRange{1, MaxSessionsLimit}      // max_sessions
+	sendsRange      = countRange{1, 0}                     // pfcp.n1, pfcp.heartbeat_retries, gtpu.echo_retries
+	perSessionRange = countRange{1, BufferPerSessionLimit} // buffer.packets_per_session
+	totalRange      = countRange{1, 0}                     // buffer.total_packets, also >= packets_per_session
+)
+
+// parseCount returns a parser of decimal numbers for a key of range r,
+// which Validate checks; example is a number to suggest.
+func parseCount(r countRange, example string) func(string) (int, error) {
+	return func(s string) (int, error) {
+		n, err := strconv.Atoi(s)
+		switch {
+		case errors.Is(err, strconv.ErrRange):
+			return 0, fmt.Errorf("%s is out of range; want %s", quote(s), r)
+		case err != nil:
+			return 0, fmt.Errorf("%s is not a whole number; write digits only, e.g. %s", quote(s), example)
+		}
+		return n, nil
+	}
+}
+
+// parseDuration returns a parser of Go durations ("10s", "500ms", "1m30s");
+// example is one to suggest. Validate checks the sign.
+func parseDuration(example string) func(string) (time.Duration, error) {
+	return func(s string) (time.Duration, error) {
+		if d, err := time.ParseDuration(s); err == nil {
+			return d, nil
+		}
+		switch {
+		case s == "":
+			return 0, fmt.Errorf("empty; write a duration such as %s", example)
+		case isPlainNumber(s):
+			return 0, fmt.Errorf("%s has no unit; write it with one, e.g. %ss or %sms", quote(s), s, s)
+		}
+		return 0, fmt.Errorf("%s is not a duration; write a number and a unit (ns, us, ms, s, m or h), e.g. %s",
+			quote(s), example)
+	}
+}
+
+// isPlainNumber reports whether s is digits with at most one point and an
+// optional sign: a duration with its unit left out.
+func isPlainNumber(s string) bool {
+	digits := strings.TrimLeft(s, "+-")
+	if len(s)-len(digits) > 1 || strings.Count(digits, ".") > 1 {
+		return false
+	}
+	return strings.Trim(digits, ".") != "" && strings.Trim(digits, "0123456789.") == ""
+}
+
+// parseSMF reads an SMF's N4 address for pfcp.associate, taking the PFCP
+// port when none is given. upfd resolves no names.
+func parseSMF(s string) (netip.AddrPort, error) {
+	if addr, err := netip.ParseAddr(s); err == nil {
+		return netip.AddrPortFrom(addr, DefaultPFCPPort), nil
+	}
+	if ap, err := netip.ParseAddrPort(s); err == nil {
+		return ap, nil
+	}
+	if s == "" {
+		return netip.AddrPort{}, fmt.Errorf("empty; write the SMF's N4 address, e.g. 198.18.4.1 or 198.18.4.1:%d", DefaultPFCPPort)
+	}
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		host = s
+	}
+	if _, err := netip.ParseAddr(host); err != nil {
+		return netip.AddrPort{}, fmt.Errorf("%s is not an IP address (upfd resolves no names); write the SMF's N4 address, e.g. 198.18.4.1 or 198.18.4.1:%d",
+			quote(s), DefaultPFCPPort)
+	}
+	return netip.AddrPort{}, fmt.Errorf("%s has port %s; want 1 to 65535, normally %d", quote(s), quote(port), DefaultPFCPPort)
 }
 
 // fqdnProblem says why name is not a host name after RFC 1123, or "" if it

@@ -106,8 +106,15 @@ func run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		return err
 	}
 	defer gtp.Close()
-	srv, err := pfcp.New(pfcp.Config{NodeID: cfg.NodeID, Listen: cfg.PFCP.Listen, Peers: cfg.PFCP.Peers, Recovery: time.Now(),
-		GTPU: gtp, FinalReports: true}, store, compiler, d, log)
+	srv, err := pfcp.New(pfcp.Config{
+		NodeID: cfg.NodeID, Listen: cfg.PFCP.Listen, Peers: cfg.PFCP.Peers, Recovery: time.Now(),
+		T1: cfg.PFCP.T1, N1: cfg.PFCP.N1,
+		Heartbeat: cfg.PFCP.HeartbeatInterval, HeartbeatRetries: cfg.PFCP.HeartbeatRetries, PeerGrace: cfg.PFCP.PeerGrace,
+		Associate: cfg.PFCP.Associate,
+		GTPU:      gtp, EchoInterval: cfg.GTPU.EchoInterval, EchoRetries: cfg.GTPU.EchoRetries,
+		BufferPackets: cfg.Buffer.PacketsPerSession, BufferTotal: cfg.Buffer.TotalPackets,
+		FinalReports: true,
+	}, store, compiler, d, log)
 	if err != nil {
 		return err
 	}

@@ -53,11 +53,11 @@ func (s *Server) paths(now time.Time) {
 	}
 }
 
-// heartbeat asks a peer whether it is there (§6.2.2). No answer after N1
-// sends: lost. An answer with a new Recovery Time Stamp: restarted.
+// heartbeat asks a peer whether it is there (§6.2.2). No answer after
+// HeartbeatRetries sends: lost. An answer with a new Recovery Time Stamp: restarted.
 func (s *Server) heartbeat(a *association) {
 	node := a.nodeID
-	s.request(a.addr, func(seq uint32) message.Message {
+	s.requestN(a.addr, s.cfg.HeartbeatRetries, func(seq uint32) message.Message {
 		return message.NewHeartbeatRequest(seq, ie.NewRecoveryTimeStamp(s.cfg.Recovery), nil)
 	}, func(m message.Message) {
 		a, ok := s.assocs[node]

@@ -8,14 +8,16 @@ import (
 )
 
 // pending is a request of ours waiting for its response. It is sent again
-// every T1 until N1 sends went unanswered (§6.4: T1 and N1 are the
+// every T1 until its last send went unanswered (§6.4: T1 and N1 are the
 // node's).
 type pending struct {
 	to   netip.AddrPort
 	b    []byte
 	sent int
-	next time.Time
-	typ  string
+	// limit is the sends before giving up: N1 unless the request says.
+	limit int
+	next  time.Time
+	typ   string
 	// answered gets the response; expired is called after the last
 	// unanswered retransmission. Either may be nil.
 	answered func(message.Message)
@@ -26,6 +28,12 @@ type pending struct {
 // The sequence number is ours: requests and responses number apart.
 func (s *Server) request(to netip.AddrPort, build func(seq uint32) message.Message,
 	answered func(message.Message), expired func()) {
+	s.requestN(to, s.cfg.N1, build, answered, expired)
+}
+
+// requestN is request with its own number of sends.
+func (s *Server) requestN(to netip.AddrPort, sends int, build func(seq uint32) message.Message,
+	answered func(message.Message), expired func()) {
 	s.seq = s.seq%0xffffff + 1 // 24 bits (§7.2.2.2)
 	m := build(s.seq)
 	b := make([]byte, m.MarshalLen())
@@ -33,7 +41,7 @@ func (s *Server) request(to netip.AddrPort, build func(seq uint32) message.Messa
 		s.log.Error("pfcp: encode", "type", m.MessageTypeName(), "err", err)
 		return
 	}
-	s.pending[s.seq] = &pending{to: to, b: b, sent: 1, next: s.now().Add(s.cfg.T1), typ: m.MessageTypeName(),
+	s.pending[s.seq] = &pending{to: to, b: b, sent: 1, limit: sends, next: s.now().Add(s.cfg.T1), typ: m.MessageTypeName(),
 		answered: answered, expired: expired}
 	s.write(to, b)
 }
@@ -53,13 +61,13 @@ func (s *Server) answer(from netip.AddrPort, m message.Message) {
 	}
 }
 
-// retransmit sends again what is due, and gives up after N1 sends.
+// retransmit sends again what is due, and gives up after the last send.
 func (s *Server) retransmit(now time.Time) {
 	for seq, p := range s.pending {
 		if now.Before(p.next) {
 			continue
 		}
-		if p.sent >= s.cfg.N1 {
+		if p.sent >= p.limit {
 			delete(s.pending, seq)
 			s.log.Info("pfcp: request unanswered", "to", p.to, "type", p.typ, "sends", p.sent)
 			if p.expired != nil {

@@ -41,9 +41,10 @@ type Config struct {
 	BufferPackets, BufferTotal int
 	// Heartbeat is how often each associated SMF is asked whether it is
 	// there; 0: never, and peers are never declared lost. A peer that
-	// leaves a heartbeat unanswered (N1 sends) is lost; its sessions are
-	// kept PeerGrace, then deleted.
+	// leaves a heartbeat unanswered (HeartbeatRetries sends, T1 apart)
+	// is lost; its sessions are kept PeerGrace, then deleted.
 	Heartbeat, PeerGrace time.Duration
+	HeartbeatRetries     int
 	// Associate are SMFs we set up associations with ourselves.
 	Associate []netip.AddrPort
 	// EchoInterval paces GTP-U Echo Requests to every peer that sessions
@@ -68,6 +69,7 @@ func (c *Config) setDefaults() {
 		c.T1 = 3 * time.Second
 	}
 	def(&c.N1, 3)
+	def(&c.HeartbeatRetries, c.N1)
 	def(&c.BufferPackets, 64)
 	def(&c.BufferTotal, 65536)
 }

@@ -18,16 +18,34 @@ const Port = 2152
 
 // Message types (TS 29.281 §6.1).
 const (
-	typeEchoRequest  = 1
-	typeEchoResponse = 2
-	typeEndMarker    = 254
+	typeEchoRequest     = 1
+	typeEchoResponse    = 2
+	typeErrorIndication = 26
+	typeEndMarker       = 254
+)
+
+// Information elements (TS 29.281 §8).
+const (
+	ieTEIDDataI   = 16  // TV, 4 octets
+	iePeerAddress = 133 // TLV, an IPv4 or IPv6 address
 )
 
 // Endpoint is the UPF's GTP-U socket on one local address.
 type Endpoint struct {
-	conn    *net.UDPConn
-	seq     uint16
-	answers chan netip.Addr
+	conn  *net.UDPConn
+	local netip.Addr
+	seq   uint16
+	in    chan Received
+}
+
+// Received is a path management message from a peer.
+type Received struct {
+	From netip.Addr
+	// ErrorIndication: the peer has no tunnel TEID at Peer (TEID Data I
+	// and GTP-U Peer Address); otherwise an Echo Response.
+	ErrorIndication bool
+	TEID            uint32
+	Peer            netip.Addr
 }
 
 // Listen binds local:2152 and starts reading Echo Responses.
@@ -36,7 +54,7 @@ func Listen(local netip.Addr) (*Endpoint, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gtpu: bind %s:%d: %w", local, Port, err)
 	}
-	e := &Endpoint{conn: conn, answers: make(chan netip.Addr, 256)}
+	e := &Endpoint{conn: conn, local: local, in: make(chan Received, 256)}
 	go e.read()
 	return e, nil
 }
@@ -58,8 +76,22 @@ func (e *Endpoint) Echo(to netip.Addr) error {
 	return e.send(to, b)
 }
 
-// Answers are the addresses Echo Responses come from, until Close.
-func (e *Endpoint) Answers() <-chan netip.Addr { return e.answers }
+// ErrorIndication tells a peer that we have no tunnel for the TEID it
+// sent a G-PDU on (TS 29.281 §7.3.1): TEID Data I and our address.
+func (e *Endpoint) ErrorIndication(to netip.Addr, teid uint32) error {
+	e.seq++
+	addr := e.local.AsSlice()
+	b := []byte{0x32, typeErrorIndication, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, ieTEIDDataI, 0, 0, 0, 0, iePeerAddress, 0, byte(len(addr))}
+	binary.BigEndian.PutUint16(b[8:], e.seq)
+	binary.BigEndian.PutUint32(b[13:], teid)
+	b = append(b, addr...)
+	binary.BigEndian.PutUint16(b[2:], uint16(len(b)-8))
+	return e.send(to, b)
+}
+
+// Received are the Echo Responses and Error Indications that came, until
+// Close.
+func (e *Endpoint) Received() <-chan Received { return e.in }
 
 // Close releases the socket and ends Answers.
 func (e *Endpoint) Close() error { return e.conn.Close() }
@@ -70,19 +102,74 @@ func (e *Endpoint) send(to netip.Addr, b []byte) error {
 }
 
 func (e *Endpoint) read() {
-	defer close(e.answers)
+	defer close(e.in)
 	buf := make([]byte, 2048)
 	for {
 		n, from, err := e.conn.ReadFromUDPAddrPort(buf)
 		if errors.Is(err, net.ErrClosed) {
 			return
 		}
-		if err != nil || n < 8 || buf[0]>>5 != 1 || buf[1] != typeEchoResponse {
+		if err != nil {
 			continue
 		}
+		r, ok := parse(buf[:n])
+		if !ok {
+			continue
+		}
+		r.From = from.Addr().Unmap()
 		select {
-		case e.answers <- from.Addr().Unmap():
-		default: // the server is behind; the next round asks again
+		case e.in <- r:
+		default: // the server is behind: an echo is asked again, an error indication comes again
 		}
 	}
+}
+
+// parse reads an Echo Response or an Error Indication; ok is false for
+// anything else or anything malformed.
+func parse(b []byte) (r Received, ok bool) {
+	if len(b) < 8 || b[0]>>5 != 1 || int(binary.BigEndian.Uint16(b[2:]))+8 > len(b) {
+		return r, false
+	}
+	b = b[:8+binary.BigEndian.Uint16(b[2:])]
+	switch b[1] {
+	case typeEchoResponse:
+		return r, true
+	case typeErrorIndication:
+	default:
+		return r, false
+	}
+	if b[0]&0x07 == 0 || len(b) < 12 { // the optional fields are there (S is set)
+		return r, false
+	}
+	ies := b[12:]
+	if b[0]&0x04 != 0 { // extension headers: skip them
+		for next := b[11]; next != 0; {
+			if len(ies) < 4 || ies[0] == 0 || len(ies) < 4*int(ies[0]) {
+				return r, false
+			}
+			l := 4 * int(ies[0])
+			next, ies = ies[l-1], ies[l:]
+		}
+	}
+	var haveTEID, havePeer bool
+	for len(ies) > 0 {
+		switch ies[0] {
+		case ieTEIDDataI:
+			if len(ies) < 5 {
+				return r, false
+			}
+			r.TEID, haveTEID, ies = binary.BigEndian.Uint32(ies[1:]), true, ies[5:]
+		case iePeerAddress:
+			if len(ies) < 3 || len(ies) < 3+int(binary.BigEndian.Uint16(ies[1:])) {
+				return r, false
+			}
+			l := int(binary.BigEndian.Uint16(ies[1:]))
+			r.Peer, havePeer = netip.AddrFromSlice(ies[3 : 3+l])
+			r.Peer, ies = r.Peer.Unmap(), ies[3+l:]
+		default:
+			ies = nil // private extension or unknown: nothing we need follows
+		}
+	}
+	r.ErrorIndication = true
+	return r, haveTEID && havePeer
 }

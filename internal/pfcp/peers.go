@@ -7,6 +7,7 @@ import (
 	"github.com/wmnsk/go-pfcp/ie"
 	"github.com/wmnsk/go-pfcp/message"
 
+	"github.com/sluice-upf/sluice/internal/gtpu"
 	"github.com/sluice-upf/sluice/internal/report"
 	"github.com/sluice-upf/sluice/internal/session"
 )
@@ -156,11 +157,11 @@ type gtpPath struct {
 	failed     bool // reported to the SMFs
 }
 
-func (s *Server) echoAnswers() <-chan netip.Addr {
+func (s *Server) gtpuReceived() <-chan gtpu.Received {
 	if s.cfg.GTPU == nil {
 		return nil // never ready
 	}
-	return s.cfg.GTPU.Answers()
+	return s.cfg.GTPU.Received()
 }
 
 // echo sends an Echo Request to every GTP-U peer that a session sends to,
@@ -228,4 +229,36 @@ func (s *Server) pathFailure(peer netip.Addr) {
 				ie.NewUserPlanePathFailureReport(ie.NewRemoteGTPUPeer(flags, v4, v6, 0, "")))
 		}, nil, nil)
 	}
+}
+
+// errorIndication: a peer has no tunnel for what a session sends it. The
+// session's SMF gets an Error Indication Report with the peer's F-TEID
+// (§5.10), and decides.
+func (s *Server) errorIndication(r gtpu.Received) {
+	peer := r.Peer
+	if !peer.IsValid() {
+		peer = r.From
+	}
+	var seid uint64
+	s.store.Sessions(func(x *session.Session) bool {
+		for _, f := range x.FARs {
+			if f.Forw != nil && f.Forw.OHC != nil && f.Forw.OHC.TEID == r.TEID && f.Forw.OHC.Peer == peer {
+				seid = x.SEID
+				return false
+			}
+		}
+		return true
+	})
+	if seid == 0 {
+		s.log.Debug("gtpu: error indication for no session", "peer", peer, "teid", r.TEID)
+		return
+	}
+	var fteid *ie.IE
+	if peer.Is4() {
+		fteid = ie.NewFTEID(0x01, r.TEID, peer.AsSlice(), nil, 0)
+	} else {
+		fteid = ie.NewFTEID(0x02, r.TEID, nil, peer.AsSlice(), 0)
+	}
+	s.log.Info("gtpu: error indication", "seid", seid, "peer", peer, "teid", r.TEID)
+	s.report(seid, ie.NewReportType(0, 1, 0, 0), ie.NewErrorIndicationReport(fteid))
 }

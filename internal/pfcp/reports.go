@@ -94,6 +94,13 @@ func (s *Server) event(ev datapath.Event) {
 		}
 	case datapath.EventBuffer, datapath.EventNotify:
 		s.downlinkData(ev)
+	case datapath.EventUnknownTEID:
+		// Rate limited by the datapath (TS 29.281 §7.3.1).
+		if s.cfg.GTPU != nil && ev.Peer.IsValid() {
+			if err := s.cfg.GTPU.ErrorIndication(ev.Peer, ev.TEID); err != nil {
+				s.log.Debug("gtpu: send error indication", "to", ev.Peer, "err", err)
+			}
+		}
 	}
 }
 

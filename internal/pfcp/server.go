@@ -21,6 +21,7 @@ import (
 	"github.com/wmnsk/go-pfcp/message"
 
 	"github.com/sluice-upf/sluice/internal/datapath"
+	"github.com/sluice-upf/sluice/internal/gtpu"
 	"github.com/sluice-upf/sluice/internal/report"
 	"github.com/sluice-upf/sluice/internal/rules"
 	"github.com/sluice-upf/sluice/internal/session"
@@ -82,12 +83,13 @@ type Datapath interface {
 	Reinject(frame []byte) (datapath.Verdict, error)
 }
 
-// GTPU sends the GTP-U messages N4 asks for, and watches the paths to
-// GTP-U peers with Echo.
+// GTPU sends the GTP-U messages N4 asks for, watches the paths to GTP-U
+// peers with Echo, and hears their Error Indications.
 type GTPU interface {
 	EndMarker(to netip.Addr, teid uint32) error
+	ErrorIndication(to netip.Addr, teid uint32) error
 	Echo(to netip.Addr) error
-	Answers() <-chan netip.Addr // where Echo Responses come from
+	Received() <-chan gtpu.Received
 }
 
 // Server serves N4.
@@ -176,8 +178,12 @@ func (s *Server) Serve(ctx context.Context) error {
 			s.handle(d)
 		case ev := <-events:
 			s.event(ev)
-		case from := <-s.echoAnswers():
-			s.pathAnswered(from)
+		case r := <-s.gtpuReceived():
+			if r.ErrorIndication {
+				s.errorIndication(r)
+			} else {
+				s.pathAnswered(r.From)
+			}
 		case <-ticker.C:
 			now := s.now()
 			s.retransmit(now)

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/binary"
 	"net"
 	"testing"
@@ -86,6 +87,14 @@ func TestPrivilegedUPFDReports(t *testing.T) {
 		}
 	})
 
+	t.Run("error indication", func(t *testing.T) {
+		// Its own downlink TEID, 0x207: the other sessions use 0x200.
+		_, _, cp := establish(t, "10.45.0.7", volumeURR(1), ie.NewCreateFAR(ie.NewFARID(2), ie.NewApplyAction(0x02),
+			ie.NewForwardingParameters(ie.NewDestinationInterface(ie.DstInterfaceAccess),
+				ie.NewOuterHeaderCreation(0x0100, 0x207, "198.18.3.1", "", 0, 0, 0))))
+		errorIndications(t, s, gnb, cp)
+	})
+
 	t.Run("buffering and flush", func(t *testing.T) {
 		const held = 50
 		seid, _, cp := establish(t, "10.45.0.6", volumeURR(1),
@@ -127,6 +136,37 @@ func TestPrivilegedUPFDReports(t *testing.T) {
 			break
 		}
 	})
+}
+
+// errorIndications: the UPF tells a gNB it has no tunnel for an unknown
+// TEID, and reports to the SMF a gNB's Error Indication for a session's
+// downlink tunnel.
+func errorIndications(t *testing.T, s *smf, gnb *net.UDPConn, cp uint64) {
+	sendUplinkFrom(t, gnb, "10.45.0.7", 0xdead, 0)
+	buf := make([]byte, 2048)
+	gnb.SetReadDeadline(time.Now().Add(2 * time.Second))
+	n, _, err := gnb.ReadFromUDP(buf)
+	// S set, type 26, length 16, TEID 0, sequence, TEID Data I 0xdead, GTP-U Peer Address 198.18.3.2.
+	want := []byte{0x32, 26, 0, 16, 0, 0, 0, 0, 0, 1, 0, 0, 16, 0, 0, 0xde, 0xad, 133, 0, 4, 198, 18, 3, 2}
+	if err != nil || n != len(want) || !bytes.Equal(buf[:8], want[:8]) || !bytes.Equal(buf[10:n], want[10:]) {
+		t.Errorf("unknown TEID: want an Error Indication % x, got % x (%v)", want, buf[:n], err)
+	}
+	// The gNB has no tunnel 0x207 (the session's downlink).
+	ind := []byte{0x32, 26, 0, 16, 0, 0, 0, 0, 0, 7, 0, 0, 16, 0, 0, 2, 7, 133, 0, 4, 198, 18, 3, 1}
+	if _, err := gnb.WriteToUDP(ind, &net.UDPAddr{IP: net.IPv4(198, 18, 3, 2), Port: 2152}); err != nil {
+		t.Fatal(err)
+	}
+	r := s.report(t, cp, 2*time.Second)
+	if typ, _ := r.ReportType.ReportType(); typ != 0x04 { // ERIR
+		t.Fatalf("report type %#x, want ERIR", typ)
+	}
+	kids, err := r.ErrorIndicationReport.ErrorIndicationReport()
+	if err != nil || len(kids) != 1 {
+		t.Fatalf("error indication report: %v", err)
+	}
+	if f, err := kids[0].FTEID(); err != nil || f.TEID != 0x207 || !f.IPv4Address.Equal(net.IPv4(198, 18, 3, 1)) {
+		t.Errorf("remote F-TEID %+v (%v), want 0x207 at 198.18.3.1", f, err)
+	}
 }
 
 // downlink sends count numbered datagrams from the DN to a UE and says how

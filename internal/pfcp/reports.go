@@ -77,9 +77,20 @@ func (s *Server) reportUsage(seid uint64, us []report.Usage) {
 	s.report(seid, append(ies, usageIEs(ie.NewUsageReportWithinSessionReportRequest, us)...)...)
 }
 
-// reportDue sends the usage reports whose time or volume triggers fired.
+// reportDue sends the usage reports whose time or volume triggers fired,
+// and stops the traffic of URRs whose time quota ran out.
 func (s *Server) reportDue(now time.Time) {
 	for seid, us := range s.meters.Due(now) {
+		for _, u := range us {
+			if u.Trigger&report.TrigTimeQuota == 0 {
+				continue
+			}
+			if op, ok := s.rules.SpendTimeQuota(seid, u.URRID); ok {
+				if err := s.dp.Apply([]datapath.Op{op}); err != nil {
+					s.log.Error("pfcp: stop traffic at the end of a time quota", "seid", seid, "urr", u.URRID, "err", err)
+				}
+			}
+		}
 		s.reportUsage(seid, us)
 	}
 }

@@ -84,10 +84,10 @@ func TestTriggers(t *testing.T) {
 func TestVolumeQuotaReportsOncePerGrant(t *testing.T) {
 	c := counters{}
 	m := NewMeters(c)
-	grant := func() map[uint32]session.URR {
-		return map[uint32]session.URR{1: {ID: 1, Triggers: session.RepVolQuota, VolQuota: &session.Volume{Total: u64(100)}}}
+	grant := func(n uint32) map[uint32]session.URR {
+		return map[uint32]session.URR{1: {ID: 1, Triggers: session.RepVolQuota, VolQuota: &session.Volume{Total: u64(100)}, Grant: n}}
 	}
-	m.Sync(1, grant(), map[uint32]uint32{1: 9}, t0)
+	m.Sync(1, grant(0), map[uint32]uint32{1: 9}, t0)
 	c.add(9, 100, 0)
 	if seid, u, ok := m.QuotaSpent(9, t0); !ok || seid != 1 || u.Trigger != TrigVolQuota || u.Volume.Uplink.Bytes != 100 {
 		t.Fatalf("quota: %v %d %+v", ok, seid, u)
@@ -95,7 +95,11 @@ func TestVolumeQuotaReportsOncePerGrant(t *testing.T) {
 	if _, _, ok := m.QuotaSpent(9, t0); ok {
 		t.Error("the same quota reported twice")
 	}
-	m.Sync(1, grant(), map[uint32]uint32{1: 9}, t0) // a new grant of the same size
+	m.Sync(1, grant(0), map[uint32]uint32{1: 9}, t0) // the same grant
+	if _, _, ok := m.QuotaSpent(9, t0); ok {
+		t.Error("a change that grants nothing resets the quota")
+	}
+	m.Sync(1, grant(1), map[uint32]uint32{1: 9}, t0) // a new grant of the same size
 	if _, _, ok := m.QuotaSpent(9, t0); !ok {
 		t.Error("a new grant's quota is not reported")
 	}

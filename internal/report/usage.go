@@ -115,10 +115,8 @@ func (m *Meters) Sync(seid uint64, urrs map[uint32]session.URR, slots map[uint32
 			mine[id] = mt
 			m.bySlot[mt.slot] = k
 		}
-		if u.VolQuota != mt.urr.VolQuota {
-			mt.volQuotaSpent = false // a new grant, even of the same size
-		}
-		if u.TimeQuota != mt.urr.TimeQuota {
+		if !ok || u.Grant != mt.urr.Grant { // a new grant, even of the same size
+			mt.volQuotaSpent = false
 			mt.quotaSince, mt.timeQuotaSpent = now, false
 		}
 		if u.Period != mt.urr.Period || !ok {

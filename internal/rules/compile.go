@@ -47,9 +47,12 @@ type qerSlot struct {
 type urrSlot struct {
 	slot uint32
 	urr  datapath.URR
-	// grant is the volume quota as the SMF gave it: a new grant, even of
-	// the same size, is written again and starts the count over.
-	grant *session.Volume
+	// grant is the URR's quota grant: a new one, even of the same size,
+	// is written again and starts the count over.
+	grant uint32
+	// spent: the time quota ran out, so the datapath lets nothing
+	// through the URR until a new grant.
+	spent bool
 }
 
 // compile builds the image of s, taking slots from prev where the value is
@@ -95,11 +98,16 @@ func (c *Compiler) compile(s *session.Session, prev *image) (*image, error) {
 		if q := u.VolQuota; q != nil && q.Total != nil {
 			v.HasQuota, v.Quota = true, *q.Total
 		}
-		slot, err := reuse(prev.urrs[id].slot, prev.urrs[id].slot != 0, c.urrSlots, "URR", id)
+		old := prev.urrs[id]
+		slot, err := reuse(old.slot, old.slot != 0, c.urrSlots, "URR", id)
 		if err != nil {
 			return img, err
 		}
-		img.urrs[id] = urrSlot{slot, v, u.VolQuota}
+		spent := old.spent && old.grant == u.Grant
+		if spent {
+			v.HasQuota, v.Quota = true, 0
+		}
+		img.urrs[id] = urrSlot{slot, v, u.Grant, spent}
 	}
 	ranked := map[any][]rankedPDR{} // lookup key -> its PDRs
 	for _, id := range slices.Sorted(maps.Keys(s.PDRs)) {

@@ -245,6 +245,23 @@ func (c *Compiler) Abort(p *Plan) {
 	p.newSlots = nil
 }
 
+// SpendTimeQuota stops the traffic a URR measures, its time quota spent
+// (§5.2.2.2.1), until the SMF grants another. It returns the op to apply;
+// the image records it so later changes keep it.
+func (c *Compiler) SpendTimeQuota(seid uint64, urrID uint32) (datapath.Op, bool) {
+	img := c.installed[seid]
+	if img == nil {
+		return nil, false
+	}
+	u, ok := img.urrs[urrID]
+	if !ok || u.spent {
+		return nil, false
+	}
+	u.spent, u.urr.HasQuota, u.urr.Quota = true, true, 0
+	img.urrs[urrID] = u
+	return datapath.PutURR{ID: u.slot, URR: u.urr, Session: img.session}, true
+}
+
 // URRSlots is where each URR of an installed session counts.
 func (c *Compiler) URRSlots(seid uint64) map[uint32]uint32 {
 	out := map[uint32]uint32{}

@@ -175,6 +175,9 @@ func (u URRUpdate) ApplyTo(x *URR) {
 	if u.VolQuota != nil {
 		x.VolQuota = u.VolQuota
 	}
+	if u.VolQuota != nil || u.TimeQuota != nil {
+		x.Grant++
+	}
 }
 
 func set[T any](dst *T, v *T) {

@@ -167,6 +167,9 @@ type URR struct {
 	TimeThreshold uint32
 	TimeQuota     uint32
 	MBQE          bool // measure before QoS enforcement
+	// Grant counts the quotas granted by Update URR: a new grant, even of
+	// the same size, starts the quota over.
+	Grant uint32
 }
 
 // Volume is total, uplink and downlink octets; nil fields are absent.

@@ -68,6 +68,30 @@ func TestPrivilegedUPFDReports(t *testing.T) {
 		}
 	})
 
+	t.Run("time quota", func(t *testing.T) {
+		seid, teid, cp := establish(t, "10.45.0.8", volumeURR(1, ie.NewReportingTriggers(0, 0x02, 0), // TIMQU
+			ie.NewTimeQuota(time.Second)))
+		uplink := func(first int) int {
+			got := receiveAsync(dnRx, 10)
+			for i := first; i < first+10; i++ {
+				sendUplinkFrom(t, gnb, "10.45.0.8", teid, i)
+			}
+			return len(<-got)
+		}
+		if n := uplink(0); n != 10 {
+			t.Fatalf("within the quota: %d of 10 datagrams reached the DN", n)
+		}
+		r := s.report(t, cp, 3*time.Second)
+		wantTrigger(t, r.UsageReport, []byte{0, 0x02, 0})
+		if n := uplink(10); n != 0 {
+			t.Errorf("quota spent: %d datagrams reached the DN", n)
+		}
+		modify(t, seid, ie.NewUpdateURR(ie.NewURRID(1), ie.NewTimeQuota(time.Minute)))
+		if n := uplink(20); n != 10 {
+			t.Errorf("a new quota: %d of 10 datagrams reached the DN", n)
+		}
+	})
+
 	t.Run("periodic report", func(t *testing.T) {
 		_, _, cp := establish(t, "10.45.0.4", volumeURR(1, ie.NewReportingTriggers(0x01, 0, 0), // PERIO
 			ie.NewMeasurementPeriod(time.Second)))

@@ -180,11 +180,14 @@ func (c *Compiler) far(f session.FAR) (datapath.FAR, error) {
 		}
 		return v, nil
 	}
-	local := c.ifaces.Access
+	// The outer source is an address of the side the FAR sends to: N3
+	// toward the access network, N9 toward the core. A UPF without N9
+	// sends the rest (say, to the CP function, §5.3.1) from its N3 address.
+	sides := [][]netip.Addr{c.ifaces.Access}
 	if fw.Dest != session.Access {
-		local = c.ifaces.Core
+		sides = [][]netip.Addr{c.ifaces.Core, c.ifaces.Access}
 	}
-	for _, a := range local {
+	for _, a := range slices.Concat(sides...) {
 		if a.Is4() == fw.OHC.Peer.Is4() {
 			v.Local = a
 			break

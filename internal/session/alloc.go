@@ -19,7 +19,18 @@ func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
 // are in c.Next): chosen ones are picked, given ones checked and reserved.
 func (s *Store) allocate(c *Change, pdrs []PDR) error {
 	seid := c.Next.SEID
-	chosen := map[uint8]*FTEID{} // CHOOSE ID -> the F-TEID picked for it
+	// CHOOSE ID -> the F-TEID picked for it. An ID the session used before
+	// keeps its TEID: §5.5.3 scopes a CHOOSE ID to one message, but SMFs
+	// (Open5GS) add a flow's PDR later with the session's CHOOSE ID and
+	// expect the tunnel the gNB already has.
+	chosen := map[uint8]*FTEID{}
+	if c.Prev != nil {
+		for _, p := range c.Next.PDRs {
+			if f := p.PDI.FTEID; f != nil && f.HasChID && !slices.ContainsFunc(pdrs, func(q PDR) bool { return q.ID == p.ID }) {
+				chosen[f.ChooseID] = f
+			}
+		}
+	}
 	var ue *UEIP                 // a UE address chosen in this request
 	for _, given := range pdrs {
 		p := c.Next.PDRs[given.ID]
@@ -73,7 +84,7 @@ func (s *Store) resolveFTEID(c *Change, seid uint64, p PDR, chosen map[uint8]*FT
 	if p.PDI.Source == Core {
 		addrs = s.opts.CoreAddrs
 	}
-	got := &FTEID{}
+	got := &FTEID{ChooseID: f.ChooseID, HasChID: f.HasChID}
 	wantV4 := f.ChooseV4 || !f.ChooseV6
 	for _, a := range addrs {
 		switch {

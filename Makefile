@@ -34,6 +34,8 @@ test: deps check-generated lint
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDatapath$$' -fuzztime $(FUZZTIME) ./internal/datapath
+	$(GO) test -run '^$$' -fuzz '^FuzzN4$$' -fuzztime $(FUZZTIME) ./internal/pfcp
 
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./internal/datapath
+	$(GO) test -run '^$$' -bench '^BenchmarkN4$$' -benchtime 1x -timeout 30m ./internal/pfcp

@@ -11,6 +11,8 @@ have clang-format-19 || need+=(clang-format-19)
 have ip || need+=(iproute2)
 have ethtool || need+=(ethtool)
 have tshark || need+=(tshark)
+have python3 || need+=(python3)
+python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
 
 if ((${#need[@]})); then
 	echo "deps: installing ${need[*]}"
@@ -19,6 +21,17 @@ if ((${#need[@]})); then
 	# tshark asks whether non-root users may capture; the default (no) is fine
 	echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
 	apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+# The PFCP interop test runs an SMF made of scapy's PFCP layer
+# (internal/pfcp/testdata/scapy_n4.py), whose patches fit this version.
+scapy=2.6.1
+if ! python3 -c "import sys, scapy; sys.exit(scapy.VERSION != '$scapy')" 2>/dev/null; then
+	echo "deps: installing scapy $scapy"
+	# Debian's python3 is externally managed (PEP 668); a system-wide
+	# install is what the tests want.
+	PIP_BREAK_SYSTEM_PACKAGES=1 PIP_ROOT_USER_ACTION=ignore \
+		python3 -m pip install --quiet --disable-pip-version-check "scapy==$scapy"
 fi
 
 if ! have go; then

@@ -31,7 +31,7 @@ func (s *Store) allocate(c *Change, pdrs []PDR) error {
 			}
 		}
 	}
-	var ue *UEIP                 // a UE address chosen in this request
+	var ue *UEIP // a UE address chosen in this request
 	for _, given := range pdrs {
 		p := c.Next.PDRs[given.ID]
 		created := CreatedPDR{ID: p.ID}

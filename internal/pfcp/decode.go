@@ -3,6 +3,7 @@ package pfcp
 import (
 	"fmt"
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/wmnsk/go-pfcp/ie"
@@ -70,7 +71,7 @@ func decodePDI(i *ie.IE) (session.PDI, *session.Error) {
 			}
 			pdi.FTEID = f
 		case ie.NetworkInstance:
-			pdi.NetworkInstance, err = k.NetworkInstance()
+			pdi.NetworkInstance = networkInstance(k)
 		case ie.UEIPAddress:
 			var u *session.UEIP
 			if u, e = decodeUEIP(k); e != nil {
@@ -225,7 +226,7 @@ func decodeForwardingUpdate(i *ie.IE) (*session.ForwardingUpdate, *session.Error
 			u.Dest = &d
 		case ie.NetworkInstance:
 			var n string
-			n, err = k.NetworkInstance()
+			n = networkInstance(k)
 			u.NetworkInstance = &n
 		case ie.OuterHeaderCreation:
 			if u.OHC, e = decodeOHC(k); e != nil {
@@ -432,4 +433,30 @@ func decodeBAR(i *ie.IE) (session.BAR, *session.Error) {
 		return b, missing("Create BAR", ie.BARID)
 	}
 	return b, nil
+}
+
+// networkInstance reads a Network Instance (§8.2.4): an APN/DNN in DNS
+// label form ("\x08internet", as Open5GS and scapy send it) or a plain
+// string (as free5GC does). Labels are taken only when they cover the
+// value exactly, each 1 to 63 printable octets.
+func networkInstance(k *ie.IE) string {
+	b := k.Payload
+	var labels []string
+	for len(b) > 0 {
+		n := int(b[0])
+		if n == 0 || n > 63 || n >= len(b) || !printable(b[1:1+n]) {
+			return string(k.Payload)
+		}
+		labels, b = append(labels, string(b[1:1+n])), b[1+n:]
+	}
+	return strings.Join(labels, ".")
+}
+
+func printable(b []byte) bool {
+	for _, c := range b {
+		if c <= ' ' || c > '~' {
+			return false
+		}
+	}
+	return true
 }

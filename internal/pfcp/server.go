@@ -249,7 +249,7 @@ func (s *Server) handle(d datagram) {
 		s.log.Debug("pfcp: discarded a datagram with no valid header", "from", d.from, "err", err)
 		return
 	}
-	if h.Version() != 1 {
+	if h.Flags>>5 != 1 { // not h.Version(): go-pfcp v0.0.24 always says 1
 		s.send(d.from, message.NewVersionNotSupportedResponse(h.SequenceNumber))
 		return
 	}

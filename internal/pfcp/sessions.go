@@ -100,9 +100,13 @@ func cpSEIDOf(m *message.SessionEstablishmentRequest) uint64 {
 	return 0
 }
 
-// upFSEID is our F-SEID for a session, on the N4 address.
+// upFSEID is our F-SEID for a session, on the N4 address (the node ID's
+// when we listen on every address).
 func (s *Server) upFSEID(seid uint64) *ie.IE {
 	a := s.cfg.Listen.Addr()
+	if id, err := netip.ParseAddr(s.cfg.NodeID); err == nil && a.IsUnspecified() {
+		a = id
+	}
 	if a.Is4() {
 		return ie.NewFSEID(seid, a.AsSlice(), nil)
 	}

@@ -277,7 +277,16 @@ func (s *Server) handle(d datagram) {
 	s.write(d.from, b)
 }
 
-func (s *Server) respond(d datagram, h *message.Header) message.Message {
+func (s *Server) respond(d datagram, h *message.Header) (resp message.Message) {
+	// go-pfcp v0.0.24 panics on some malformed IEs instead of returning an
+	// error. Decoding comes before any change, so such a request is refused
+	// as incorrect, and nothing of it applied.
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Info("pfcp: request does not decode (codec panic)", "from", d.from, "type", h.Type, "panic", r)
+			resp = refusal(h, session.CauseMandatoryIEIncorrect, 0, s.nodeID())
+		}
+	}()
 	if !s.allowed(d.from.Addr()) {
 		s.log.Warn("pfcp: request from a peer that is not allowed", "from", d.from, "type", h.Type)
 		return refusal(h, session.CauseRequestRejected, 0, s.nodeID())

@@ -96,7 +96,7 @@ func SizesFor(n int) Sizes {
 		Downlink4: u + u/4,
 		Downlink6: u + u/4,
 		PDRLists:  u/16 + 1,
-		SDFs:      u/4 + 1,
+		SDFs:      u + u/4 + 1, // an uplink PDR with the UE address takes one
 		FARs:      2*u + u/2 + 1,
 		QERs:      u + u/4 + 1,
 		URRs:      2*u + u/2 + 1,

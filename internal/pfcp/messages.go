@@ -175,7 +175,8 @@ func decodeUpdatePDR(i *ie.IE) (session.PDRUpdate, *session.Error) {
 		case ie.OuterHeaderRemoval:
 			var b []byte
 			if b, err = k.OuterHeaderRemoval(); err == nil && len(b) > 0 {
-				u.OHR = &b[0]
+				ohr := b[0] // a copy: a pointer into b would keep the datagram alive
+				u.OHR = &ohr
 			}
 		case ie.FARID:
 			var id uint32

@@ -123,6 +123,9 @@ func New(cfg Config, store *session.Store, compiler *rules.Compiler, dp Datapath
 	if err != nil {
 		return nil, fmt.Errorf("pfcp: listen on %s: %w", cfg.Listen, err)
 	}
+	// Room for an SMF's burst of pipelined requests (the kernel caps it at
+	// net.core.rmem_max).
+	conn.SetReadBuffer(8 << 20)
 	if len(cfg.Peers) == 0 {
 		log.Warn("pfcp: no peers configured: accepting requests from any SMF")
 	}

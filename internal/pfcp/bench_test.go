@@ -1,0 +1,690 @@
+package pfcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net"
+	"net/netip"
+	"os"
+	"regexp"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/wmnsk/go-pfcp/ie"
+	"github.com/wmnsk/go-pfcp/message"
+
+	"github.com/sluice-upf/sluice/internal/datapath"
+	"github.com/sluice-upf/sluice/internal/netns"
+	"github.com/sluice-upf/sluice/internal/rules"
+	"github.com/sluice-upf/sluice/internal/session"
+	"github.com/sluice-upf/sluice/internal/testenv"
+)
+
+// BenchmarkN4 measures the N4 server with a real datapath, as one SMF on
+// loopback sees it, and prints a table of medians:
+//
+//	go test -run '^$' -bench N4 -benchtime 1x -timeout 30m ./internal/pfcp
+//
+// Three parts, each kept when SLUICE_BENCH (a regexp) matches its name or
+// is unset:
+//
+//   - establishment: rounds of pipelined establishments (benchWindow in
+//     flight), each round deleted again, pipelined too: of the typical
+//     session (typicalEstablishment), and of the establishment helper's
+//     session, which names the UE address on the uplink PDR too;
+//   - modification: one request at a time, an Update FAR moving the
+//     downlink to the other gNB address (a path switch), as time from the
+//     send to the answer;
+//   - memory: the store filled to SLUICE_BENCH_SESSIONS sessions (default
+//     1,000,000) through N4, then the kernel's map memory and the growth of
+//     the Go heap over the empty server, per session. Modifications are
+//     timed again there.
+//
+// The server logs at warn; SLUICE_BENCH_LOG=info makes it format its
+// per-session info records (into io.Discard) as upfd does by default.
+// SLUICE_BENCH_HEAP=file writes a heap profile with every session installed.
+func BenchmarkN4(b *testing.B) {
+	sessions := benchSessionCount(b)
+	want := func(part string) bool {
+		pat := os.Getenv("SLUICE_BENCH")
+		return pat == "" || regexp.MustCompile(pat).MatchString(part)
+	}
+	if !want("establishment") && !want("modification") && !want("memory") {
+		b.Skip("SLUICE_BENCH matches none of establishment, modification, memory")
+	}
+	// A margin over the sessions; and room in the SDF table, sized for a
+	// quarter of the sessions, for a round with the UE address on uplink.
+	capacity := max(sessions+sessions/64, 5*benchRoundSize)
+	u := newBenchUPF(b, capacity)
+	kernEmpty, err := u.d.MapMemory()
+	if err != nil {
+		b.Fatal(err)
+	}
+	heapEmpty := heapAfterGC()
+	c := dialSMF(b, u.addr)
+	if err := c.associate(); err != nil {
+		b.Fatal(err)
+	}
+	var f n4Figures
+	f.sessions = sessions
+
+	if want("establishment") {
+		for round := range benchRounds {
+			for _, k := range []struct {
+				t        *template
+				est, del *[]float64
+			}{{c.typical, &f.estRate, &f.delRate}, {c.uplinkUE, &f.estRateUE, &f.delRateUE}} {
+				before := memStats()
+				seids, took, err := c.establishAll(k.t, benchRoundSize)
+				if err != nil {
+					b.Fatalf("establishment round %d: %v", round+1, err)
+				}
+				*k.est = append(*k.est, benchRoundSize/took.Seconds())
+				if k.t == c.typical {
+					after := memStats()
+					f.estAllocs = append(f.estAllocs, float64(after.Mallocs-before.Mallocs)/benchRoundSize)
+					f.estBytes = append(f.estBytes, float64(after.TotalAlloc-before.TotalAlloc)/benchRoundSize)
+				}
+				if took, err = c.deleteAll(seids); err != nil {
+					b.Fatalf("deletion round %d: %v", round+1, err)
+				}
+				*k.del = append(*k.del, benchRoundSize/took.Seconds())
+			}
+			b.Logf("establishment round %d of %d: %.0f/s, deletion %.0f/s; with the UE address on uplink %.0f/s, %.0f/s",
+				round+1, benchRounds, f.estRate[round], f.delRate[round], f.estRateUE[round], f.delRateUE[round])
+		}
+	}
+
+	var moved []uint64 // the sessions the modification rounds move
+	if want("modification") {
+		if moved, _, err = c.establishAll(c.typical, benchModSessions); err != nil {
+			b.Fatalf("sessions to modify: %v", err)
+		}
+		if f.modFew, err = c.modifyRounds(moved); err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("modification with %d sessions: %v", len(moved), f.modFew)
+	}
+
+	if want("memory") {
+		start, deadline := time.Now(), time.Now().Add(10*time.Minute)
+		for left := sessions - len(moved); left > 0; {
+			n := min(left, benchRoundSize)
+			_, took, err := c.establishAll(c.typical, n)
+			if err != nil {
+				b.Fatalf("filling, %d sessions in: %v", sessions-left, err)
+			}
+			left -= n
+			f.fillLast = float64(n) / took.Seconds()
+			if time.Now().After(deadline) {
+				b.Fatalf("filling: %d sessions in 10 minutes, %d to go", sessions-left, left)
+			}
+		}
+		f.fill = time.Since(start)
+		if f.kern, err = u.d.MapMemory(); err != nil {
+			b.Fatal(err)
+		}
+		f.kernEmpty = kernEmpty
+		f.heapCache = heapAfterGC() - heapEmpty
+		b.Logf("%d sessions in %v; kernel maps %d MiB (%d MiB empty), Go heap +%d MiB", sessions,
+			f.fill.Round(time.Millisecond), f.kern>>20, kernEmpty>>20, f.heapCache>>20)
+		if path := os.Getenv("SLUICE_BENCH_HEAP"); path != "" {
+			writeHeapProfile(b, path)
+		}
+		if moved != nil {
+			if f.modFull, err = c.modifyRounds(moved); err != nil {
+				b.Fatal(err)
+			}
+			b.Logf("modification with %d sessions: %v", sessions, f.modFull)
+		}
+		// Responses are kept for retransmissions: wait until they expire,
+		// and the server's ticker has dropped them, for the steady heap.
+		time.Sleep(cacheFor + 2*time.Second)
+		f.heap = heapAfterGC() - heapEmpty
+	}
+	f.retransmits = c.retransmits
+	f.report(b)
+	f.print(os.Stdout)
+}
+
+const (
+	benchRounds      = 5
+	benchRoundSize   = 20_000 // establishments a round; the fill goes in steps of this
+	benchWindow      = 128    // requests in flight
+	benchModSessions = 1000   // sessions moved in each modification round
+)
+
+func benchSessionCount(b *testing.B) int {
+	s := os.Getenv("SLUICE_BENCH_SESSIONS")
+	if s == "" {
+		return 1_000_000
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < benchModSessions {
+		b.Fatalf("SLUICE_BENCH_SESSIONS=%q: want a number of at least %d", s, benchModSessions)
+	}
+	return n
+}
+
+func memStats() *runtime.MemStats {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return &m
+}
+
+func heapAfterGC() uint64 {
+	runtime.GC()
+	return memStats().HeapAlloc
+}
+
+func writeHeapProfile(b *testing.B, path string) {
+	fh, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer fh.Close()
+	runtime.GC()
+	if err := pprof.Lookup("heap").WriteTo(fh, 0); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// benchUPF is a server on loopback with a datapath in a UPF namespace,
+// sized for capacity sessions: the TEID range and a UE pool of 10.0.0.0/8
+// are wide enough for the whole benchmark.
+type benchUPF struct {
+	d    *datapath.Datapath
+	addr netip.AddrPort
+}
+
+func newBenchUPF(b *testing.B, capacity int) *benchUPF {
+	ns := testenv.UPF(b)
+	var d *datapath.Datapath
+	err := netns.Do(ns, func() (err error) {
+		d, err = datapath.Load(datapath.Options{
+			Interfaces: []datapath.Interface{{Name: "n3", Role: datapath.N3}, {Name: "n6", Role: datapath.N6}},
+			GTPUAddrs:  []netip.Addr{n3}, MaxSessions: capacity,
+		})
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { d.Close() })
+	store := session.NewStore(session.Options{TEIDFirst: 0x100, TEIDLast: math.MaxUint32, AccessAddrs: []netip.Addr{n3},
+		Pools: map[string][]netip.Prefix{"internet": {netip.MustParsePrefix("10.0.0.0/8")}}, MaxSessions: capacity})
+	compiler := rules.NewCompiler(rules.Interfaces{Endpoints: []netip.Addr{n3}, Access: []netip.Addr{n3}}, d.Sizes())
+	level := slog.LevelWarn
+	if os.Getenv("SLUICE_BENCH_LOG") == "info" {
+		level = slog.LevelInfo
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: level}))
+	cfg := Config{NodeID: "198.18.4.2", Listen: netip.MustParseAddrPort("127.0.0.1:0"), Recovery: time.Unix(1_700_000_000, 0)}
+	srv, err := New(cfg, store, compiler, d, log)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- srv.Serve(ctx) }()
+	b.Cleanup(func() { cancel(); <-done })
+	return &benchUPF{d: d, addr: srv.Addr()}
+}
+
+// benchSMF is the benchmark's SMF: one socket connected to the UPF.
+// Pipelined requests are made from templates, encoded once, whose
+// sequence number, SEIDs and UE address are rewritten in place: encoding
+// each with go-pfcp would add the client's cost to the server's on the
+// same two CPUs.
+type benchSMF struct {
+	conn   *net.UDPConn
+	seq    uint32 // the last sequence number used
+	cpSEID uint64 // the last CP SEID used
+	ue     uint32 // the last UE address given, as a number
+	// typical is the session of the issue; uplinkUE names the UE address
+	// in the uplink PDI too.
+	typical, uplinkUE, del *template
+	out, in                []byte
+
+	retransmits int
+}
+
+// template is an encoded session request. Session messages carry the S
+// flag, so the header has the SEID at 4 and the sequence number at 12.
+type template struct {
+	b    []byte
+	seid int   // offset of the SEID to set: the header's or the CP F-SEID's
+	ue   []int // offsets of the UE's IPv4 address
+}
+
+const seqAt = 12
+
+func dialSMF(b *testing.B, upf netip.AddrPort) *benchSMF {
+	conn, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(upf))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { conn.Close() })
+	if err := conn.SetReadBuffer(4 << 20); err != nil {
+		b.Fatal(err)
+	}
+	c := &benchSMF{conn: conn, out: make([]byte, 0, 2048), in: make([]byte, 65535), ue: 10 << 24}
+	if c.typical, err = newEstTemplate(typicalEstablishment(0, estMark)); err != nil {
+		b.Fatal(err)
+	}
+	if c.uplinkUE, err = newEstTemplate(establishment(0, estMark)); err != nil {
+		b.Fatal(err)
+	}
+	del, err := marshal(message.NewSessionDeletionRequest(0, 0, 0, 0, 0))
+	if err != nil {
+		b.Fatal(err)
+	}
+	c.del = &template{b: del, seid: 4}
+	return c
+}
+
+// typicalEstablishment is the session of the issue: the establishment
+// helper's, with the uplink PDR matching on its F-TEID alone. (The
+// helper's names the UE address in the uplink PDI too, as Open5GS does;
+// the compiler makes a source filter of it, which takes an SDF slot.)
+func typicalEstablishment(seq uint32, cpSEID uint64) *message.SessionEstablishmentRequest {
+	m := establishment(seq, cpSEID)
+	m.CreatePDR[0] = ie.NewCreatePDR(ie.NewPDRID(1), ie.NewPrecedence(255),
+		ie.NewPDI(ie.NewSourceInterface(ie.SrcInterfaceAccess), ie.NewFTEID(0x0d, 0, nil, nil, 5),
+			ie.NewNetworkInstance("internet")),
+		ie.NewOuterHeaderRemoval(0, 0), ie.NewFARID(1), ie.NewQERID(1), ie.NewURRID(1))
+	return m
+}
+
+// estMark is the CP SEID an establishment template is encoded with, to be
+// found and replaced; the UE address is the helper's 10.45.0.2.
+const estMark = 0x5eed_f00d_cafe_d00d
+
+func newEstTemplate(m *message.SessionEstablishmentRequest) (*template, error) {
+	b, err := marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	t := &template{b: b, seid: bytes.Index(b, binary.BigEndian.AppendUint64(nil, estMark))}
+	ue := []byte{10, 45, 0, 2}
+	for i := 0; ; i += len(ue) {
+		k := bytes.Index(b[i:], ue)
+		if k < 0 {
+			break
+		}
+		i += k
+		t.ue = append(t.ue, i)
+	}
+	if t.seid < 0 || len(t.ue) == 0 {
+		return nil, fmt.Errorf("establishment template: CP SEID at %d, UE address at %v", t.seid, t.ue)
+	}
+	return t, nil
+}
+
+func marshal(m message.Message) ([]byte, error) {
+	b := make([]byte, m.MarshalLen())
+	return b, m.MarshalTo(b)
+}
+
+func (c *benchSMF) next() uint32 { c.seq++; return c.seq }
+
+func putSeq(b []byte, seq uint32) {
+	b[seqAt], b[seqAt+1], b[seqAt+2] = byte(seq>>16), byte(seq>>8), byte(seq)
+}
+
+func (c *benchSMF) associate() error {
+	b, err := marshal(message.NewAssociationSetupRequest(c.next(), smfNode, ie.NewRecoveryTimeStamp(time.Unix(1_600_000_000, 0))))
+	if err != nil {
+		return err
+	}
+	resp, err := c.exchange(b)
+	if err != nil {
+		return fmt.Errorf("association setup: %w", err)
+	}
+	m, err := message.Parse(resp)
+	if err != nil {
+		return fmt.Errorf("association setup response: %w", err)
+	}
+	if cause := causeIn(m); cause != session.CauseAccepted {
+		return fmt.Errorf("association setup: cause %d", cause)
+	}
+	return c.checkScan()
+}
+
+// checkScan establishes one session the slow way, to check that
+// scanResponse reads a response as go-pfcp does.
+func (c *benchSMF) checkScan() error {
+	c.cpSEID++
+	c.ue++
+	b := c.typical.encode(c.out[:0], c.cpSEID, c.ue)
+	putSeq(b, c.next())
+	resp, err := c.exchange(b)
+	if err != nil {
+		return err
+	}
+	m, err := message.Parse(resp)
+	if err != nil {
+		return err
+	}
+	r, ok := scanResponse(resp)
+	est, isEst := m.(*message.SessionEstablishmentResponse)
+	if !ok || !isEst || est.UPFSEID == nil {
+		return fmt.Errorf("establishment answered with %v", m)
+	}
+	f, err := est.UPFSEID.FSEID()
+	if err != nil {
+		return err
+	}
+	if r.seq != c.seq || r.cause != causeIn(m) || r.cause != session.CauseAccepted || r.seid != f.SEID {
+		return fmt.Errorf("scanned %+v; go-pfcp reads sequence %d, cause %d, UP SEID %#x", r, c.seq, causeIn(m), f.SEID)
+	}
+	_, err = c.deleteAll([]uint64{r.seid})
+	return err
+}
+
+// exchange sends one request and waits for the answer with its sequence
+// number.
+func (c *benchSMF) exchange(req []byte) ([]byte, error) {
+	sent, _ := scanResponse(req) // the header is read the same way
+	if _, err := c.conn.Write(req); err != nil {
+		return nil, err
+	}
+	if err := c.conn.SetReadDeadline(time.Now().Add(2 * time.Second)); err != nil {
+		return nil, err
+	}
+	for {
+		k, err := c.conn.Read(c.in)
+		if err != nil {
+			return nil, fmt.Errorf("no answer to request %d: %w", sent.seq, err)
+		}
+		if r, ok := scanResponse(c.in[:k]); ok && r.seq == sent.seq {
+			return c.in[:k], nil
+		}
+	}
+}
+
+// encode appends the request to out with the SEID and, if the template
+// has one, the UE address given.
+func (t *template) encode(out []byte, seid uint64, ue uint32) []byte {
+	b := append(out, t.b...)
+	binary.BigEndian.PutUint64(b[t.seid:], seid)
+	for _, at := range t.ue {
+		binary.BigEndian.PutUint32(b[at:], ue)
+	}
+	return b
+}
+
+// establishAll establishes n sessions, each with its own CP SEID and UE
+// address, pipelined, and returns their SEIDs and how long it took. Any
+// cause but Request accepted fails it.
+func (c *benchSMF) establishAll(t *template, n int) ([]uint64, time.Duration, error) {
+	seids := make([]uint64, n)
+	base := c.cpSEID + 1
+	c.cpSEID += uint64(n)
+	ue := c.ue
+	c.ue += uint32(n)
+	took, err := c.pipeline(n, func(i int, out []byte) []byte {
+		return t.encode(out, base+uint64(i), ue+1+uint32(i))
+	}, func(i int, r response) error {
+		if r.cause != session.CauseAccepted || r.seid == 0 {
+			return fmt.Errorf("establishment %d: cause %d, UP SEID %#x", i, r.cause, r.seid)
+		}
+		seids[i] = r.seid
+		return nil
+	})
+	return seids, took, err
+}
+
+// deleteAll deletes the sessions, pipelined.
+func (c *benchSMF) deleteAll(seids []uint64) (time.Duration, error) {
+	return c.pipeline(len(seids), func(i int, out []byte) []byte {
+		return c.del.encode(out, seids[i], 0)
+	}, func(i int, r response) error {
+		if r.cause != session.CauseAccepted {
+			return fmt.Errorf("deletion of %#x: cause %d", seids[i], r.cause)
+		}
+		return nil
+	})
+}
+
+// pipeline sends n requests, made by req into the buffer it is given,
+// keeping up to benchWindow unanswered, and hands each answer to check.
+// Request i has sequence number seq+1+i. When nothing comes back for a
+// while, the unanswered are sent again as they were: the server answers a
+// retransmission from its cache, and a late second answer is ignored.
+func (c *benchSMF) pipeline(n int, req func(i int, out []byte) []byte, check func(i int, r response) error) (time.Duration, error) {
+	const retransmitAfter, attempts = time.Second, 10
+	base := c.seq + 1
+	c.seq += uint32(n)
+	done := make([]bool, n)
+	send := func(i int) error {
+		b := req(i, c.out[:0])
+		putSeq(b, base+uint32(i))
+		_, err := c.conn.Write(b)
+		return err
+	}
+	sent, answered, oldest, stalls := 0, 0, 0, 0
+	start := time.Now()
+	for answered < n {
+		for ; sent < n && sent-answered < benchWindow; sent++ {
+			if err := send(sent); err != nil {
+				return 0, err
+			}
+		}
+		if err := c.conn.SetReadDeadline(time.Now().Add(retransmitAfter)); err != nil {
+			return 0, err
+		}
+		k, err := c.conn.Read(c.in)
+		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			if stalls++; stalls == attempts {
+				return 0, fmt.Errorf("request %d of %d: no answer after %d attempts", oldest, n, attempts)
+			}
+			for i := oldest; i < sent; i++ {
+				if !done[i] {
+					if err := send(i); err != nil {
+						return 0, err
+					}
+					c.retransmits++
+				}
+			}
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		r, ok := scanResponse(c.in[:k])
+		i := int((r.seq - base) & 0xffffff)
+		if !ok || i >= sent || done[i] {
+			continue
+		}
+		if err := check(i, r); err != nil {
+			return 0, err
+		}
+		done[i], answered, stalls = true, answered+1, 0
+		for oldest < sent && done[oldest] {
+			oldest++
+		}
+	}
+	return time.Since(start), nil
+}
+
+// response is what the benchmark needs of an answer.
+type response struct {
+	seq   uint32
+	cause uint8
+	seid  uint64 // of the UP F-SEID, when there is one
+}
+
+// scanResponse reads a message's header and walks its top-level IEs
+// (TS 29.244 §7.2.2, §8.1.1) without decoding the rest.
+func scanResponse(b []byte) (response, bool) {
+	var r response
+	if len(b) < 8 {
+		return r, false
+	}
+	hdr := 8
+	if b[0]&0x01 != 0 {
+		hdr = 16
+	}
+	if len(b) < hdr {
+		return r, false
+	}
+	r.seq = uint32(b[hdr-4])<<16 | uint32(b[hdr-3])<<8 | uint32(b[hdr-2])
+	for p := hdr; p+4 <= len(b); {
+		t, l := binary.BigEndian.Uint16(b[p:]), int(binary.BigEndian.Uint16(b[p+2:]))
+		v := b[p+4 : min(p+4+l, len(b))]
+		switch {
+		case t == ie.Cause && len(v) >= 1:
+			r.cause = v[0]
+		case t == ie.FSEID && len(v) >= 9:
+			r.seid = binary.BigEndian.Uint64(v[1:])
+		}
+		p += 4 + l
+	}
+	return r, true
+}
+
+// latencies are the times of modifications in µs, by round.
+type latencies [][]float64
+
+func (l latencies) p50() float64 { return l.median(0.50) }
+func (l latencies) p99() float64 { return l.median(0.99) }
+
+// median is the median over rounds of the quantile q of each.
+func (l latencies) median(q float64) float64 {
+	var v []float64
+	for _, r := range l {
+		v = append(v, quantile(r, q))
+	}
+	return median(v)
+}
+
+func (l latencies) String() string {
+	return fmt.Sprintf("p50 %.1f µs, p90 %.1f, p99 %.1f, p99.9 %.1f, max %.1f",
+		l.p50(), l.median(0.9), l.p99(), l.median(0.999), l.median(1))
+}
+
+// modifyRounds moves the downlink of each session to the other gNB
+// address, one request at a time, for benchRounds rounds after one round
+// that is not timed (the first one opens the buffering FAR).
+func (c *benchSMF) modifyRounds(seids []uint64) (latencies, error) {
+	var l latencies
+	gnbs := []string{"198.18.3.1", "198.18.3.11"}
+	for round := range benchRounds + 1 {
+		took := make([]float64, len(seids))
+		for i, seid := range seids {
+			m := message.NewSessionModificationRequest(0, 0, seid, c.next(), 0,
+				ie.NewUpdateFAR(ie.NewFARID(2), ie.NewApplyAction(0x02),
+					ie.NewUpdateForwardingParameters(ie.NewDestinationInterface(ie.DstInterfaceAccess),
+						ie.NewOuterHeaderCreation(0x0100, uint32(0x1000+round), gnbs[round%2], "", 0, 0, 0))))
+			b, err := marshal(m)
+			if err != nil {
+				return l, err
+			}
+			start := time.Now()
+			resp, err := c.exchange(b)
+			took[i] = float64(time.Since(start).Nanoseconds()) / 1e3
+			if err != nil {
+				return l, fmt.Errorf("modification of %#x: %w", seid, err)
+			}
+			if r, _ := scanResponse(resp); r.cause != session.CauseAccepted {
+				return l, fmt.Errorf("modification of %#x: cause %d", seid, r.cause)
+			}
+		}
+		if round > 0 {
+			l = append(l, took)
+		}
+	}
+	return l, nil
+}
+
+func quantile(v []float64, q float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
+	return s[min(int(q*float64(len(s))), len(s)-1)]
+}
+
+func median(v []float64) float64 { return quantile(v, 0.5) }
+
+type n4Figures struct {
+	sessions         int
+	estRate, delRate []float64 // per round, per second
+	// allocations and bytes allocated per establishment (the client's
+	// share is a few per round)
+	estAllocs, estBytes []float64
+	// the same with the UE address in the uplink PDI too
+	estRateUE, delRateUE []float64
+	modFew, modFull      latencies // with benchModSessions sessions, and with all
+	fill                 time.Duration
+	fillLast             float64 // establishments/s in the fill's last step
+	kern, kernEmpty      uint64  // map memory with every session, and with none
+	heapCache            uint64  // heap growth with every session, responses still cached
+	heap                 uint64  // heap growth once the responses expired
+	retransmits          int
+}
+
+func (f *n4Figures) perSession(v uint64) float64 { return float64(v) / float64(f.sessions) }
+
+func (f *n4Figures) report(b *testing.B) {
+	if len(f.estRate) > 0 {
+		b.ReportMetric(median(f.estRate), "est/s")
+		b.ReportMetric(median(f.delRate), "del/s")
+		b.ReportMetric(median(f.estAllocs), "allocs/est")
+	}
+	if len(f.modFew) > 0 {
+		b.ReportMetric(f.modFew.p50(), "mod-p50-µs")
+		b.ReportMetric(f.modFew.p99(), "mod-p99-µs")
+	}
+	if f.kern > 0 {
+		b.ReportMetric(f.perSession(f.kern), "kernel-B/session")
+		b.ReportMetric(f.perSession(f.heap), "heap-B/session")
+		b.ReportMetric(f.perSession(f.kern+f.heap), "B/session")
+	}
+}
+
+func (f *n4Figures) print(w io.Writer) {
+	fmt.Fprintf(w, "\n| N4 | figure | goal |\n| --- | ---: | ---: |\n")
+	row := func(name, format string, v float64, goal string) {
+		fmt.Fprintf(w, "| %s | "+format+" | %s |\n", name, v, goal)
+	}
+	if len(f.estRate) > 0 {
+		row(fmt.Sprintf("establishments/s, %d in flight, rounds of %d", benchWindow, benchRoundSize), "%.0f", median(f.estRate), "50000")
+		row("deletions/s, the same way", "%.0f", median(f.delRate), "")
+		row("allocations per establishment", "%.0f", median(f.estAllocs), "")
+		row("bytes allocated per establishment", "%.0f", median(f.estBytes), "")
+		row("establishments/s, the UE address in the uplink PDI too (Open5GS)", "%.0f", median(f.estRateUE), "")
+		row("deletions/s of those", "%.0f", median(f.delRateUE), "")
+	}
+	if len(f.modFew) > 0 {
+		row(fmt.Sprintf("modification (path switch) p50 µs, %d sessions", benchModSessions), "%.1f", f.modFew.p50(), "")
+		row(fmt.Sprintf("modification (path switch) p99 µs, %d sessions", benchModSessions), "%.1f", f.modFew.p99(), "")
+	}
+	if f.kern == 0 {
+		fmt.Fprintf(w, "\nMedians of %d rounds. %d retransmissions.\n", benchRounds, f.retransmits)
+		return
+	}
+	if len(f.modFull) > 0 {
+		row(fmt.Sprintf("modification p50 µs, %d sessions", f.sessions), "%.1f", f.modFull.p50(), "")
+		row(fmt.Sprintf("modification p99 µs, %d sessions", f.sessions), "%.1f", f.modFull.p99(), "")
+	}
+	row(fmt.Sprintf("filling to %d sessions: establishments/s", f.sessions), "%.0f", float64(f.sessions)/f.fill.Seconds(), "")
+	row(fmt.Sprintf("the last %d of them: establishments/s", benchRoundSize), "%.0f", f.fillLast, "")
+	row(fmt.Sprintf("kernel maps, bytes/session (%d MiB; %d MiB empty)", f.kern>>20, f.kernEmpty>>20), "%.0f", f.perSession(f.kern), "")
+	row("Go heap, bytes/session, responses cached for retransmission", "%.0f", f.perSession(f.heapCache), "")
+	row(fmt.Sprintf("Go heap, bytes/session, after %v (responses expired)", cacheFor), "%.0f", f.perSession(f.heap), "")
+	row("total, bytes/session (kernel + heap after expiry)", "%.0f", f.perSession(f.kern+f.heap), "1024")
+	fmt.Fprintf(w, "\nMedians of %d rounds; memory with %d sessions installed, the heap over the empty server after a GC. %d retransmissions.\n",
+		benchRounds, f.sessions, f.retransmits)
+}

@@ -73,6 +73,9 @@ func (s *Server) associated(node string, addr netip.AddrPort, recovery time.Time
 
 func (s *Server) associationUpdate(from netip.AddrPort, m *message.AssociationUpdateRequest) message.Message {
 	seq := m.Header.SequenceNumber
+	if m.NodeID == nil {
+		return message.NewAssociationUpdateResponse(seq, s.nodeID(), ie.NewCause(session.CauseMandatoryIEMissing), ie.NewOffendingIE(ie.NodeID))
+	}
 	if _, ok := s.association(m.NodeID); !ok {
 		return message.NewAssociationUpdateResponse(seq, s.nodeID(), ie.NewCause(session.CauseNoAssociation))
 	}
@@ -81,6 +84,9 @@ func (s *Server) associationUpdate(from netip.AddrPort, m *message.AssociationUp
 
 func (s *Server) associationRelease(from netip.AddrPort, m *message.AssociationReleaseRequest) message.Message {
 	seq := m.Header.SequenceNumber
+	if m.NodeID == nil {
+		return message.NewAssociationReleaseResponse(seq, s.nodeID(), ie.NewCause(session.CauseMandatoryIEMissing), ie.NewOffendingIE(ie.NodeID))
+	}
 	a, ok := s.association(m.NodeID)
 	if !ok {
 		return message.NewAssociationReleaseResponse(seq, s.nodeID(), ie.NewCause(session.CauseNoAssociation))
@@ -126,7 +132,7 @@ func (s *Server) dropSessions(node string) {
 
 // refusal answers a request that could not be decoded or was not allowed,
 // with the response type that matches it.
-func refusal(h *message.Header, cause uint8, offending uint16, nodeID *ie.IE) message.Message {
+func refusal(h *message.Header, cause uint8, offending uint16, nodeID *ie.IE, recovery time.Time) message.Message {
 	seq := h.SequenceNumber
 	ies := []*ie.IE{nodeID, ie.NewCause(cause)}
 	if offending != 0 {
@@ -134,7 +140,7 @@ func refusal(h *message.Header, cause uint8, offending uint16, nodeID *ie.IE) me
 	}
 	switch h.Type {
 	case message.MsgTypeAssociationSetupRequest:
-		return message.NewAssociationSetupResponse(seq, ies...)
+		return message.NewAssociationSetupResponse(seq, append(ies, ie.NewRecoveryTimeStamp(recovery))...)
 	case message.MsgTypeAssociationUpdateRequest:
 		return message.NewAssociationUpdateResponse(seq, ies...)
 	case message.MsgTypeAssociationReleaseRequest:

@@ -42,10 +42,13 @@ func decodePDR(i *ie.IE) (session.PDR, *session.Error) {
 	for _, m := range []struct {
 		there bool
 		t     uint16
-	}{{u.Precedence != nil, ie.Precedence}, {u.PDI != nil, ie.PDI}, {u.FARID != nil, ie.FARID}} {
+	}{{u.Precedence != nil, ie.Precedence}, {u.PDI != nil, ie.PDI}} {
 		if !m.there {
 			return p, missing(fmt.Sprintf("Create PDR %d", u.ID), m.t)
 		}
+	}
+	if u.FARID == nil { // conditional in Table 7.5.2.2-1, always needed here
+		return p, &session.Error{Cause: session.CauseConditionalIEMissing, IE: ie.FARID, Msg: fmt.Sprintf("Create PDR %d: no FAR ID", u.ID)}
 	}
 	u.ApplyTo(&p)
 	return p, nil

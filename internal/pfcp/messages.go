@@ -34,6 +34,9 @@ func decodeEstablish(m *message.SessionEstablishmentRequest, peer string) (*sess
 	if err != nil {
 		return nil, incorrect(ie.FSEID, "CP F-SEID: %v", err)
 	}
+	if fseid.IPv4Address == nil && fseid.IPv6Address == nil { // §8.2.37: at least one
+		return nil, incorrect(ie.FSEID, "CP F-SEID with no address")
+	}
 	r := &session.Establish{Peer: peer, CPSEID: fseid.SEID, CPAddr: fseidAddr(fseid)}
 	var e *session.Error
 	if r.PDRs, e = decodeAll(m.CreatePDR, decodePDR); e != nil {

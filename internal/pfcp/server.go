@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -263,7 +264,9 @@ func (s *Server) handle(d datagram) {
 		return
 	}
 	key := cacheKey{d.from, h.SequenceNumber}
-	if b, ok := s.cache.get(key); ok {
+	req := fnv.New64a()
+	req.Write(d.b)
+	if b, ok := s.cache.get(key, req.Sum64()); ok {
 		s.write(d.from, b)
 		return
 	}
@@ -276,7 +279,7 @@ func (s *Server) handle(d datagram) {
 		s.log.Error("pfcp: encode response", "type", resp.MessageTypeName(), "err", err)
 		return
 	}
-	s.cache.put(key, b, s.now())
+	s.cache.put(key, req.Sum64(), b, s.now())
 	s.write(d.from, b)
 }
 
@@ -287,17 +290,21 @@ func (s *Server) respond(d datagram, h *message.Header) (resp message.Message) {
 	defer func() {
 		if r := recover(); r != nil {
 			s.log.Info("pfcp: request does not decode (codec panic)", "from", d.from, "type", h.Type, "panic", r)
-			resp = refusal(h, session.CauseMandatoryIEIncorrect, 0, s.nodeID())
+			resp = refusal(h, session.CauseMandatoryIEIncorrect, 0, s.nodeID(), s.cfg.Recovery)
 		}
 	}()
 	if !s.allowed(d.from.Addr()) {
 		s.log.Warn("pfcp: request from a peer that is not allowed", "from", d.from, "type", h.Type)
-		return refusal(h, session.CauseRequestRejected, 0, s.nodeID())
+		return refusal(h, session.CauseRequestRejected, 0, s.nodeID(), s.cfg.Recovery)
+	}
+	if int(h.Length)+4 != len(d.b) { // §7.6.3
+		s.log.Info("pfcp: request length differs from its header's", "from", d.from, "type", h.Type, "header", int(h.Length)+4, "datagram", len(d.b))
+		return refusal(h, session.CauseInvalidLength, 0, s.nodeID(), s.cfg.Recovery)
 	}
 	m, err := message.Parse(d.b)
 	if err != nil {
 		s.log.Info("pfcp: request does not decode", "from", d.from, "type", h.Type, "err", err)
-		return refusal(h, session.CauseMandatoryIEIncorrect, 0, s.nodeID())
+		return refusal(h, session.CauseMandatoryIEIncorrect, 0, s.nodeID(), s.cfg.Recovery)
 	}
 	switch m := m.(type) {
 	case *message.HeartbeatRequest:
@@ -366,6 +373,7 @@ type cacheKey struct {
 }
 
 type cached struct {
+	req     uint64 // the request's hash: a new request that reuses the number is not a retransmission
 	b       []byte
 	expires time.Time
 }
@@ -376,13 +384,13 @@ type responseCache struct{ entries map[cacheKey]cached }
 
 const cacheFor = 30 * time.Second
 
-func (c *responseCache) get(k cacheKey) ([]byte, bool) {
+func (c *responseCache) get(k cacheKey, req uint64) ([]byte, bool) {
 	e, ok := c.entries[k]
-	return e.b, ok
+	return e.b, ok && e.req == req
 }
 
-func (c *responseCache) put(k cacheKey, b []byte, now time.Time) {
-	c.entries[k] = cached{b, now.Add(cacheFor)}
+func (c *responseCache) put(k cacheKey, req uint64, b []byte, now time.Time) {
+	c.entries[k] = cached{req, b, now.Add(cacheFor)}
 }
 
 func (c *responseCache) expire(now time.Time) {

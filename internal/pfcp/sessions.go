@@ -70,9 +70,12 @@ func (s *Server) sessionEstablishment(from netip.AddrPort, m *message.SessionEst
 	reply := func(cpSEID uint64, ies ...*ie.IE) message.Message {
 		return message.NewSessionEstablishmentResponse(0, 0, cpSEID, h.SequenceNumber, 0, append([]*ie.IE{s.nodeID()}, ies...)...)
 	}
+	if m.NodeID == nil { // mandatory: missing, not an unknown association
+		return reply(cpSEIDOf(m), ie.NewCause(session.CauseMandatoryIEMissing), ie.NewOffendingIE(ie.NodeID))
+	}
 	a, ok := s.association(m.NodeID)
 	if !ok {
-		return reply(0, ie.NewCause(session.CauseNoAssociation))
+		return reply(cpSEIDOf(m), ie.NewCause(session.CauseNoAssociation))
 	}
 	req, derr := decodeEstablish(m, a.nodeID)
 	if derr != nil {

@@ -9,6 +9,7 @@ const (
 	CauseNoSession            uint8 = 65
 	CauseMandatoryIEMissing   uint8 = 66
 	CauseConditionalIEMissing uint8 = 67
+	CauseInvalidLength        uint8 = 68
 	CauseMandatoryIEIncorrect uint8 = 69
 	CauseInvalidFTEIDAlloc    uint8 = 71
 	CauseNoAssociation        uint8 = 72

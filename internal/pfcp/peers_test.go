@@ -53,7 +53,7 @@ func TestPrivilegedLostPeerSessionsGoAfterGraceWithUsageKept(t *testing.T) {
 	// second; a loaded machine takes longer, so ask until it is gone).
 	for deadline := time.Now().Add(5 * time.Second); ; {
 		time.Sleep(200 * time.Millisecond)
-		n.send(message.NewSessionModificationRequest(0, 0, 1, n.next(), 0)) // changes nothing
+		n.send(message.NewSessionModificationRequest(0, 0, 1, n.next(), 0))     // changes nothing
 		r := n.await(time.Second, isType[*message.SessionModificationResponse]) // past the heartbeats sent meanwhile
 		if c := causeIn(r); c == session.CauseNoSession {
 			break

@@ -32,6 +32,8 @@ dnns:
 teid_range: 0x100-0xffff
 max_sessions: 1024
 xdp_mode: native
+gtpu:
+  echo_interval: 0   # the test's gNB sockets count what they get: no Echo Requests among it
 `
 
 // startUPFD builds upfd and runs it in the lab's UPF namespace until the

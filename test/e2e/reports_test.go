@@ -119,6 +119,24 @@ func TestPrivilegedUPFDReports(t *testing.T) {
 		errorIndications(t, s, gnb, cp)
 	})
 
+	t.Run("buffer dropped (DROBU)", func(t *testing.T) {
+		seid, _, cp := establish(t, "10.45.0.9", volumeURR(1),
+			ie.NewCreateFAR(ie.NewFARID(2), ie.NewApplyAction(0x0c), ie.NewBARID(1)), // BUFF|NOCP
+			ie.NewCreateBAR(ie.NewBARID(1)))
+		if n := downlink(t, dnTx, gnb, "10.45.0.9", 0, 10); n != 0 {
+			t.Fatalf("%d G-PDUs reached the gNB while buffering", n)
+		}
+		s.report(t, cp, 2*time.Second) // the downlink data report
+		got := receiveAsync(gnb, 1)
+		modify(t, seid, ie.NewPFCPSMReqFlags(0x01), // DROBU
+			ie.NewUpdateFAR(ie.NewFARID(2), ie.NewApplyAction(0x02),
+				ie.NewUpdateForwardingParameters(ie.NewDestinationInterface(ie.DstInterfaceAccess),
+					ie.NewOuterHeaderCreation(0x0100, 0x209, "198.18.3.1", "", 0, 0, 0))))
+		if n := len(<-got); n != 0 {
+			t.Errorf("%d buffered G-PDUs reached the gNB after DROBU", n)
+		}
+	})
+
 	t.Run("buffering and flush", func(t *testing.T) {
 		const held = 50
 		seid, _, cp := establish(t, "10.45.0.6", volumeURR(1),

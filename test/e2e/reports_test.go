@@ -19,7 +19,7 @@ import (
 // has its own UE; one upfd serves them all.
 func TestPrivilegedUPFDReports(t *testing.T) {
 	lab := testenv.NewLab(t)
-	log := startUPFD(t, lab)
+	log, _ := startUPFD(t, lab)
 	s := newSMF(t, lab)
 	as := s.ask(message.NewAssociationSetupRequest(s.next(), ie.NewNodeID("198.18.4.1", "", ""),
 		ie.NewRecoveryTimeStamp(time.Now()))).(*message.AssociationSetupResponse)
@@ -241,5 +241,39 @@ func wantTrigger(t *testing.T, reports []*ie.IE, want []byte) {
 				}
 			}
 		}
+	}
+}
+
+// TestPrivilegedUPFDFinalReportsOnShutdown: sessions end with an unpinned
+// upfd, so on SIGTERM each URR's usage goes to its SMF, exact.
+func TestPrivilegedUPFDFinalReportsOnShutdown(t *testing.T) {
+	lab := testenv.NewLab(t)
+	log, stop := startUPFD(t, lab)
+	s := newSMF(t, lab)
+	as := s.ask(message.NewAssociationSetupRequest(s.next(), ie.NewNodeID("198.18.4.1", "", ""),
+		ie.NewRecoveryTimeStamp(time.Now()))).(*message.AssociationSetupResponse)
+	if c := cause(t, as.Cause); c != 1 {
+		t.Fatalf("association: cause %d\n%s", c, log)
+	}
+	seq := s.next()
+	est := s.ask(establishment(seq, "10.45.0.2", volumeURR(1))).(*message.SessionEstablishmentResponse)
+	if c := cause(t, est.Cause); c != 1 {
+		t.Fatalf("establishment: cause %d\n%s", c, log)
+	}
+	gnb := testenv.ListenUDP(t, lab.GNB, "198.18.3.1:2152")
+	dnRx := testenv.ListenUDP(t, lab.DN, "198.18.7.10:5001")
+	got := receiveAsync(dnRx, 50)
+	teid := createdTEID(t, est)
+	for i := range 50 {
+		sendUplink(t, gnb, teid, i)
+	}
+	if n := len(<-got); n != 50 {
+		t.Fatalf("%d of 50 datagrams reached the DN", n)
+	}
+	stop()
+	r := s.report(t, 0x1000+uint64(seq), 2*time.Second)
+	wantTrigger(t, r.UsageReport, []byte{0, 0x08, 0}) // TERMR
+	if got, want := usageIn(t, r.UsageReport, 1), (volume{ul: 50 * 128, ulPkts: 50}); got != want {
+		t.Errorf("final usage on shutdown %+v, want %+v", got, want)
 	}
 }

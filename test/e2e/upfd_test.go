@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -37,8 +38,9 @@ gtpu:
 `
 
 // startUPFD builds upfd and runs it in the lab's UPF namespace until the
-// test ends, when it gets SIGTERM and must exit cleanly.
-func startUPFD(t *testing.T, lab testenv.Lab) *bytes.Buffer {
+// test ends, or stop is called, when it gets SIGTERM and must exit
+// cleanly.
+func startUPFD(t *testing.T, lab testenv.Lab) (log *bytes.Buffer, stop func()) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "upfd")
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/sluice-upf/sluice/cmd/upfd").CombinedOutput(); err != nil {
@@ -48,27 +50,32 @@ func startUPFD(t *testing.T, lab testenv.Lab) *bytes.Buffer {
 	if err := os.WriteFile(cfg, []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var log bytes.Buffer
+	log = &bytes.Buffer{}
 	cmd := exec.Command("ip", "netns", "exec", lab.UPF, bin, "--config", cfg)
-	cmd.Stdout, cmd.Stderr = &log, &log
+	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("upfd did not exit cleanly on SIGTERM: %v\n%s", err, log.String())
-			}
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			t.Errorf("upfd ignored SIGTERM\n%s", log.String())
+	var once sync.Once
+	stop = func() { once.Do(func() { terminate(t, cmd, log) }) }
+	t.Cleanup(stop)
+	return log, stop
+}
+
+// terminate sends SIGTERM and waits for a clean exit.
+func terminate(t *testing.T, cmd *exec.Cmd, log *bytes.Buffer) {
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("upfd did not exit cleanly on SIGTERM: %v\n%s", err, log.String())
 		}
-	})
-	return &log
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Errorf("upfd ignored SIGTERM\n%s", log.String())
+	}
 }
 
 // smf is a PFCP client in the SMF namespace. A reader matches responses
@@ -186,7 +193,7 @@ func cause(t *testing.T, c *ie.IE) uint8 {
 
 func TestPrivilegedUPFD(t *testing.T) {
 	lab := testenv.NewLab(t)
-	log := startUPFD(t, lab)
+	log, _ := startUPFD(t, lab)
 	s := newSMF(t, lab)
 	node := ie.NewNodeID("198.18.4.1", "", "")
 

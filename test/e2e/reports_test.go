@@ -22,7 +22,7 @@ func TestPrivilegedUPFDReports(t *testing.T) {
 	log, _ := startUPFD(t, lab)
 	s := newSMF(t, lab)
 	as := s.ask(message.NewAssociationSetupRequest(s.next(), ie.NewNodeID("198.18.4.1", "", ""),
-		ie.NewRecoveryTimeStamp(time.Now()))).(*message.AssociationSetupResponse)
+		ie.NewRecoveryTimeStamp(smfRecovery))).(*message.AssociationSetupResponse)
 	if c := cause(t, as.Cause); c != 1 {
 		t.Fatalf("association: cause %d\n%s", c, log)
 	}
@@ -251,7 +251,7 @@ func TestPrivilegedUPFDFinalReportsOnShutdown(t *testing.T) {
 	log, stop := startUPFD(t, lab)
 	s := newSMF(t, lab)
 	as := s.ask(message.NewAssociationSetupRequest(s.next(), ie.NewNodeID("198.18.4.1", "", ""),
-		ie.NewRecoveryTimeStamp(time.Now()))).(*message.AssociationSetupResponse)
+		ie.NewRecoveryTimeStamp(smfRecovery))).(*message.AssociationSetupResponse)
 	if c := cause(t, as.Cause); c != 1 {
 		t.Fatalf("association: cause %d\n%s", c, log)
 	}

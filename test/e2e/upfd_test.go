@@ -90,6 +90,9 @@ type smf struct {
 	reports chan message.Message // UPF-initiated requests, answered Accepted
 }
 
+// smfRecovery is when the test's SMF started, as it tells upfd.
+var smfRecovery = time.Unix(1_750_000_000, 0)
+
 func newSMF(t *testing.T, lab testenv.Lab) *smf {
 	s := &smf{t: t, upf: &net.UDPAddr{IP: net.IPv4(198, 18, 4, 2), Port: 8805},
 		answers: make(chan message.Message, 16), reports: make(chan message.Message, 1024)}
@@ -118,7 +121,9 @@ func (s *smf) read(done chan<- struct{}) {
 		case *message.SessionReportRequest:
 			resp = message.NewSessionReportResponse(0, 0, 0x55, r.Sequence(), 0, ie.NewCause(1))
 		case *message.HeartbeatRequest:
-			resp = message.NewHeartbeatResponse(r.Sequence(), ie.NewRecoveryTimeStamp(time.Unix(1_700_000_000, 0)))
+			// The same Recovery Time Stamp as in the association: a new one
+			// would tell upfd the SMF restarted.
+			resp = message.NewHeartbeatResponse(r.Sequence(), ie.NewRecoveryTimeStamp(smfRecovery))
 		case *message.NodeReportRequest:
 			resp = message.NewNodeReportResponse(r.Sequence(), ie.NewNodeID("198.18.4.1", "", ""), ie.NewCause(1), nil)
 		default:
@@ -197,7 +202,7 @@ func TestPrivilegedUPFD(t *testing.T) {
 	s := newSMF(t, lab)
 	node := ie.NewNodeID("198.18.4.1", "", "")
 
-	as := s.ask(message.NewAssociationSetupRequest(s.next(), node, ie.NewRecoveryTimeStamp(time.Now()))).(*message.AssociationSetupResponse)
+	as := s.ask(message.NewAssociationSetupRequest(s.next(), node, ie.NewRecoveryTimeStamp(smfRecovery))).(*message.AssociationSetupResponse)
 	if c := cause(t, as.Cause); c != 1 {
 		t.Fatalf("association: cause %d\n%s", c, log)
 	}

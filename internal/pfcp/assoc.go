@@ -1,6 +1,7 @@
 package pfcp
 
 import (
+	"fmt"
 	"net/netip"
 	"time"
 
@@ -39,7 +40,7 @@ func (s *Server) associationSetup(from netip.AddrPort, m *message.AssociationSet
 	if m.RecoveryTimeStamp == nil {
 		return refuse(session.CauseMandatoryIEMissing, ie.RecoveryTimeStamp)
 	}
-	node, err := m.NodeID.NodeID()
+	node, err := nodeIDOf(m.NodeID)
 	if err != nil {
 		return refuse(session.CauseMandatoryIEIncorrect, ie.NodeID)
 	}
@@ -102,7 +103,7 @@ func (s *Server) association(nodeID *ie.IE) (*association, bool) {
 	if nodeID == nil {
 		return nil, false
 	}
-	id, err := nodeID.NodeID()
+	id, err := nodeIDOf(nodeID)
 	if err != nil {
 		return nil, false
 	}
@@ -153,4 +154,16 @@ func refusal(h *message.Header, cause uint8, offending uint16, nodeID *ie.IE, re
 		return message.NewSessionDeletionResponse(0, 0, 0, seq, 0, ies[1:]...)
 	}
 	return nil
+}
+
+// nodeIDOf reads a Node ID (§8.2.38), checking what go-pfcp does not: an
+// address of the full length for its type (more is tolerated).
+func nodeIDOf(i *ie.IE) (string, error) {
+	want := map[uint8]int{0: 1 + 4, 1: 1 + 16} // type octet, then the address
+	if len(i.Payload) > 0 {
+		if n, ok := want[i.Payload[0]&0x0f]; ok && len(i.Payload) < n {
+			return "", fmt.Errorf("node ID of type %d with %d octets", i.Payload[0]&0x0f, len(i.Payload))
+		}
+	}
+	return i.NodeID()
 }

@@ -141,7 +141,7 @@ func (s *Server) setupAssociation(to netip.AddrPort) {
 			return
 		}
 		c, _ := r.Cause.Cause()
-		node, err1 := r.NodeID.NodeID()
+		node, err1 := nodeIDOf(r.NodeID)
 		ts, err2 := r.RecoveryTimeStamp.RecoveryTimeStamp()
 		if c != session.CauseAccepted || err1 != nil || err2 != nil {
 			s.log.Warn("pfcp: association setup refused", "peer", to, "cause", c)

@@ -18,10 +18,7 @@ import (
 	"github.com/wmnsk/go-pfcp/message"
 
 	"github.com/sluice-upf/sluice/internal/datapath"
-	"github.com/sluice-upf/sluice/internal/netns"
-	"github.com/sluice-upf/sluice/internal/rules"
 	"github.com/sluice-upf/sluice/internal/session"
-	"github.com/sluice-upf/sluice/internal/testenv"
 )
 
 // Our Recovery Time Stamp, and the SMF's, as newN4 and associate have them.
@@ -51,19 +48,7 @@ var clock = time.Unix(1_750_000_000, 0)
 
 func newDirect(tb testing.TB, peers ...netip.Addr) *direct {
 	tb.Helper()
-	ns := testenv.UPF(tb)
-	var dp *datapath.Datapath
-	err := netns.Do(ns, func() (err error) {
-		dp, err = datapath.Load(datapath.Options{
-			Interfaces: []datapath.Interface{{Name: "n3", Role: datapath.N3}, {Name: "n6", Role: datapath.N6}},
-			GTPUAddrs:  []netip.Addr{n3}, MaxSessions: 1024,
-		})
-		return err
-	})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { dp.Close() })
+	dp := loadDatapath(tb, 1024)
 	smf, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		tb.Fatal(err)
@@ -83,9 +68,7 @@ func (d *direct) reset(tb testing.TB) {
 		d.s.conn.Close()
 	}
 	d.rec = &recorder{Datapath: d.dp, lookups: map[any]uint32{}}
-	store := session.NewStore(session.Options{TEIDFirst: 0x100, TEIDLast: 0xffff, AccessAddrs: []netip.Addr{n3},
-		Pools: map[string][]netip.Prefix{"internet": {netip.MustParsePrefix("10.45.0.0/16")}}, MaxSessions: 1000})
-	compiler := rules.NewCompiler(rules.Interfaces{Endpoints: []netip.Addr{n3}, Access: []netip.Addr{n3}}, d.dp.Sizes())
+	store, compiler := testRules(d.dp)
 	cfg := Config{NodeID: "198.18.4.2", Listen: netip.MustParseAddrPort("127.0.0.1:0"), Peers: d.peers, Recovery: upRecovery}
 	d.log = &recovered{}
 	s, err := New(cfg, store, compiler, d.rec, slog.New(d.log))

@@ -2,7 +2,6 @@ package pfcp
 
 import (
 	"bytes"
-	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -23,10 +22,7 @@ import (
 	"github.com/wmnsk/go-pfcp/message"
 
 	"github.com/sluice-upf/sluice/internal/datapath"
-	"github.com/sluice-upf/sluice/internal/netns"
-	"github.com/sluice-upf/sluice/internal/rules"
 	"github.com/sluice-upf/sluice/internal/session"
-	"github.com/sluice-upf/sluice/internal/testenv"
 )
 
 // BenchmarkN4 measures the N4 server with a real datapath, as one SMF on
@@ -207,22 +203,10 @@ type benchUPF struct {
 }
 
 func newBenchUPF(b *testing.B, capacity int) *benchUPF {
-	ns := testenv.UPF(b)
-	var d *datapath.Datapath
-	err := netns.Do(ns, func() (err error) {
-		d, err = datapath.Load(datapath.Options{
-			Interfaces: []datapath.Interface{{Name: "n3", Role: datapath.N3}, {Name: "n6", Role: datapath.N6}},
-			GTPUAddrs:  []netip.Addr{n3}, MaxSessions: capacity,
-		})
-		return err
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { d.Close() })
+	d := loadDatapath(b, capacity)
 	store := session.NewStore(session.Options{TEIDFirst: 0x100, TEIDLast: math.MaxUint32, AccessAddrs: []netip.Addr{n3},
 		Pools: map[string][]netip.Prefix{"internet": {netip.MustParsePrefix("10.0.0.0/8")}}, MaxSessions: capacity})
-	compiler := rules.NewCompiler(rules.Interfaces{Endpoints: []netip.Addr{n3}, Access: []netip.Addr{n3}}, d.Sizes())
+	compiler := newCompiler(d)
 	level := slog.LevelWarn
 	if os.Getenv("SLUICE_BENCH_LOG") == "info" {
 		level = slog.LevelInfo
@@ -233,10 +217,7 @@ func newBenchUPF(b *testing.B, capacity int) *benchUPF {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() { done <- srv.Serve(ctx) }()
-	b.Cleanup(func() { cancel(); <-done })
+	serve(b, srv)
 	return &benchUPF{d: d, addr: srv.Addr()}
 }
 

@@ -37,38 +37,62 @@ func newN4(t *testing.T, peers ...netip.Addr) *n4 {
 
 // newN4With is newN4 with the server's config changed by set.
 func newN4With(t *testing.T, set func(*Config)) *n4 {
-	ns := testenv.UPF(t)
-	var d *datapath.Datapath
-	err := netns.Do(ns, func() (err error) {
-		d, err = datapath.Load(datapath.Options{
-			Interfaces: []datapath.Interface{{Name: "n3", Role: datapath.N3}, {Name: "n6", Role: datapath.N6}},
-			GTPUAddrs:  []netip.Addr{n3}, MaxSessions: 1024,
-		})
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.Close() })
-	store := session.NewStore(session.Options{TEIDFirst: 0x100, TEIDLast: 0xffff, AccessAddrs: []netip.Addr{n3},
-		Pools: map[string][]netip.Prefix{"internet": {netip.MustParsePrefix("10.45.0.0/16")}}, MaxSessions: 1000})
-	compiler := rules.NewCompiler(rules.Interfaces{Endpoints: []netip.Addr{n3}, Access: []netip.Addr{n3}}, d.Sizes())
+	d := loadDatapath(t, 1024)
+	store, compiler := testRules(d)
 	cfg := Config{NodeID: "198.18.4.2", Listen: netip.MustParseAddrPort("127.0.0.1:0"), Recovery: time.Unix(1_700_000_000, 0)}
 	set(&cfg)
 	srv, err := New(cfg, store, compiler, d, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() { done <- srv.Serve(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	serve(t, srv)
 	smf, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { smf.Close() })
 	return &n4{t: t, smf: smf, upf: net.UDPAddrFromAddrPort(srv.Addr())}
+}
+
+// loadDatapath loads a datapath on the n3 and n6 devices of a new UPF
+// namespace, sized for maxSessions, and closes it at cleanup.
+func loadDatapath(tb testing.TB, maxSessions int) *datapath.Datapath {
+	tb.Helper()
+	ns := testenv.UPF(tb)
+	var d *datapath.Datapath
+	err := netns.Do(ns, func() (err error) {
+		d, err = datapath.Load(datapath.Options{
+			Interfaces: []datapath.Interface{{Name: "n3", Role: datapath.N3}, {Name: "n6", Role: datapath.N6}},
+			GTPUAddrs:  []netip.Addr{n3}, MaxSessions: maxSessions,
+		})
+		return err
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { d.Close() })
+	return d
+}
+
+// testRules are the store and compiler the tests share: TEIDs
+// 0x100-0xffff on the N3 address, UEs from 10.45.0.0/16 ("internet").
+func testRules(d *datapath.Datapath) (*session.Store, *rules.Compiler) {
+	store := session.NewStore(session.Options{TEIDFirst: 0x100, TEIDLast: 0xffff, AccessAddrs: []netip.Addr{n3},
+		Pools: map[string][]netip.Prefix{"internet": {netip.MustParsePrefix("10.45.0.0/16")}}, MaxSessions: 1000})
+	return store, newCompiler(d)
+}
+
+// newCompiler compiles for a datapath with one GTP-U address, N3's.
+func newCompiler(d *datapath.Datapath) *rules.Compiler {
+	return rules.NewCompiler(rules.Interfaces{Endpoints: []netip.Addr{n3}, Access: []netip.Addr{n3}}, d.Sizes())
+}
+
+// serve runs srv until cleanup.
+func serve(tb testing.TB, srv *Server) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- srv.Serve(ctx) }()
+	tb.Cleanup(func() { cancel(); <-done })
 }
 
 // raw sends b and returns the response's bytes.

@@ -111,24 +111,26 @@ func (s *Server) association(nodeID *ie.IE) (*association, bool) {
 	return a, ok
 }
 
-// dropSessions deletes every session of a peer.
+// dropSessions deletes every session of a peer, and its usage with it:
+// the peer no longer knows these sessions.
 func (s *Server) dropSessions(node string) {
-	var seids []uint64
+	for _, x := range s.sessionsOf(node) {
+		if _, err := s.deleteSession(x.SEID); err != nil {
+			s.log.Error("pfcp: drop session", "seid", x.SEID, "err", err)
+		}
+	}
+}
+
+// sessionsOf lists the sessions of a peer.
+func (s *Server) sessionsOf(node string) []*session.Session {
+	var out []*session.Session
 	s.store.Sessions(func(x *session.Session) bool {
 		if x.Peer == node {
-			seids = append(seids, x.SEID)
+			out = append(out, x)
 		}
 		return true
 	})
-	for _, seid := range seids {
-		c, err := s.apply(&session.Delete{SEID: seid})
-		if err != nil {
-			s.log.Error("pfcp: drop session", "seid", seid, "err", err)
-			continue
-		}
-		s.meters.Forget(seid)
-		s.afterBuffering(c)
-	}
+	return out
 }
 
 // refusal answers a request that could not be decoded or was not allowed,

@@ -34,7 +34,7 @@ func (s *Server) paths(now time.Time) {
 	if s.cfg.Heartbeat > 0 {
 		for _, a := range s.assocs {
 			if !a.lost.IsZero() && now.Sub(a.lost) >= s.cfg.PeerGrace {
-				s.expire(a, now)
+				s.expire(a)
 				continue
 			}
 			if !now.Before(a.nextHeartbeat) {
@@ -86,30 +86,22 @@ func (s *Server) heartbeat(a *association) {
 
 // expire ends the association of a peer lost for longer than the grace:
 // its sessions are deleted and their final usage kept for its return.
-func (s *Server) expire(a *association, now time.Time) {
-	var seids []uint64
-	s.store.Sessions(func(x *session.Session) bool {
-		if x.Peer == a.nodeID {
-			seids = append(seids, x.SEID)
-		}
-		return true
-	})
+func (s *Server) expire(a *association) {
+	gone := s.sessionsOf(a.nodeID)
 	k := keptUsage{recovery: a.recovery}
-	for _, seid := range seids {
-		x, _ := s.store.Get(seid)
-		c, err := s.apply(&session.Delete{SEID: seid})
+	for _, x := range gone {
+		us, err := s.deleteSession(x.SEID)
 		if err != nil {
-			s.log.Error("pfcp: delete a lost peer's session", "seid", seid, "err", err)
+			s.log.Error("pfcp: delete a lost peer's session", "seid", x.SEID, "err", err)
 			continue
 		}
-		if us := s.meters.Close(seid, now); len(us) > 0 {
+		if len(us) > 0 {
 			k.reports = append(k.reports, sessionUsage{x.CPSEID, us})
 		}
-		s.afterBuffering(c)
 	}
 	delete(s.assocs, a.nodeID)
 	s.kept[a.nodeID] = k
-	s.log.Warn("pfcp: peer gone; its sessions are deleted", "node", a.nodeID, "sessions", len(seids), "usage_kept", len(k.reports))
+	s.log.Warn("pfcp: peer gone; its sessions are deleted", "node", a.nodeID, "sessions", len(gone), "usage_kept", len(k.reports))
 }
 
 // sendKept reports the final usage of sessions deleted while the peer was

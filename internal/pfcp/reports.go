@@ -175,14 +175,10 @@ func buffering(x *session.Session) bool {
 // a little for the answers.
 func (s *Server) finalReports(in <-chan datagram) {
 	now := s.now()
-	var seids []uint64
 	s.store.Sessions(func(x *session.Session) bool {
-		seids = append(seids, x.SEID)
+		s.reportUsage(x.SEID, s.meters.Close(x.SEID, now))
 		return true
 	})
-	for _, seid := range seids {
-		s.reportUsage(seid, s.meters.Close(seid, now))
-	}
 	deadline := time.After(min(s.cfg.T1, time.Second))
 	for len(s.pending) > 0 {
 		select {

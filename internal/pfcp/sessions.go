@@ -196,16 +196,25 @@ func (s *Server) sessionDeletion(from netip.AddrPort, m *message.SessionDeletion
 	if !ok {
 		return message.NewSessionDeletionResponse(0, 0, 0, h.SequenceNumber, 0, ie.NewCause(session.CauseNoSession))
 	}
-	c, err := s.apply(&session.Delete{SEID: x.SEID})
+	usage, err := s.deleteSession(x.SEID)
 	if err != nil {
 		s.log.Error("pfcp: session deletion failed", "seid", x.SEID, "err", err)
 		return message.NewSessionDeletionResponse(0, 0, x.CPSEID, h.SequenceNumber, 0, causeOf(err)...)
 	}
-	// The session's lookups are gone: nothing counts any more, so the
-	// final reports are exact.
-	usage := s.meters.Close(x.SEID, s.now())
-	s.afterBuffering(c)
 	s.log.Info("pfcp: session deleted", "seid", x.SEID, "reports", len(usage))
 	ies := append([]*ie.IE{ie.NewCause(session.CauseAccepted)}, usageIEs(ie.NewUsageReportWithinSessionDeletionResponse, usage)...)
 	return message.NewSessionDeletionResponse(0, 0, x.CPSEID, h.SequenceNumber, 0, ies...)
+}
+
+// deleteSession takes a session out of the datapath and the store, ends
+// its buffering, and gives its final usage: exact, since nothing counts
+// once its lookups are gone.
+func (s *Server) deleteSession(seid uint64) ([]report.Usage, error) {
+	c, err := s.apply(&session.Delete{SEID: seid})
+	if err != nil {
+		return nil, err
+	}
+	usage := s.meters.Close(seid, s.now())
+	s.afterBuffering(c)
+	return usage, nil
 }

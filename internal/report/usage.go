@@ -148,15 +148,10 @@ func (m *Meters) Report(seid uint64, ids []uint32, trig Trigger, now time.Time) 
 // Call it once the session's lookups are gone, so nothing counts after.
 func (m *Meters) Close(seid uint64, now time.Time) []Usage {
 	out := m.Report(seid, slices.Collect(maps.Keys(m.sessions[seid])), TrigTermination, now)
-	m.Forget(seid)
-	return out
-}
-
-// Forget drops a session's meters without reports (the peer is gone).
-func (m *Meters) Forget(seid uint64) {
 	for id := range m.sessions[seid] {
 		m.drop(seid, id)
 	}
+	return out
 }
 
 // QuotaSpent is the report for a URR slot whose volume quota the datapath
@@ -225,10 +220,13 @@ func reached(th *session.Volume, used datapath.Usage) bool {
 // take makes a report of what mt measured since its last one and starts
 // the next measurement.
 func (m *Meters) take(k meterKey, mt *meter, t Trigger, now time.Time) Usage {
-	c, _ := m.dp.Usage(mt.slot) // a failed read reports zero, and the next one catches up
+	c, err := m.dp.Usage(mt.slot)
+	if err != nil {
+		c = mt.base // reports nothing now; the next report catches up
+	}
 	u := Usage{URRID: k.urr, Seq: mt.seq, Trigger: t, Start: mt.since, End: now, Volume: delta(c, mt.base), Method: mt.urr.Method}
 	mt.seq++
-	mt.base, mt.since = maxUsage(c, mt.base), now
+	mt.base, mt.since = c, now
 	return u
 }
 
@@ -250,13 +248,6 @@ func delta(c, base datapath.Usage) datapath.Usage {
 		return datapath.Traffic{Packets: a.Packets - min(a.Packets, b.Packets), Bytes: a.Bytes - min(a.Bytes, b.Bytes)}
 	}
 	return datapath.Usage{Uplink: sub(c.Uplink, base.Uplink), Downlink: sub(c.Downlink, base.Downlink)}
-}
-
-func maxUsage(a, b datapath.Usage) datapath.Usage {
-	mx := func(x, y datapath.Traffic) datapath.Traffic {
-		return datapath.Traffic{Packets: max(x.Packets, y.Packets), Bytes: max(x.Bytes, y.Bytes)}
-	}
-	return datapath.Usage{Uplink: mx(a.Uplink, b.Uplink), Downlink: mx(a.Downlink, b.Downlink)}
 }
 
 func byURR(a, b Usage) int { return int(a.URRID) - int(b.URRID) }

@@ -231,17 +231,8 @@ func (s *Server) errorIndication(r gtpu.Received) {
 	if !peer.IsValid() {
 		peer = r.From
 	}
-	var seid uint64
-	s.store.Sessions(func(x *session.Session) bool {
-		for _, f := range x.FARs {
-			if f.Forw != nil && f.Forw.OHC != nil && f.Forw.OHC.TEID == r.TEID && f.Forw.OHC.Peer == peer {
-				seid = x.SEID
-				return false
-			}
-		}
-		return true
-	})
-	if seid == 0 {
+	seid, ok := s.store.SendingTo(peer, r.TEID)
+	if !ok {
 		s.log.Debug("gtpu: error indication for no session", "peer", peer, "teid", r.TEID)
 		return
 	}

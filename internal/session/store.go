@@ -24,6 +24,10 @@ type Store struct {
 	byCP     map[cpKey]uint64
 	teids    map[uint32]uint64     // TEID -> SEID (TEIDs are unique per UPF)
 	ues      map[netip.Addr]uint64 // UE address (or IPv6 prefix base) -> SEID
+	// tunnels are where FARs send (outer header creation) -> SEID: a
+	// peer's Error Indication names one. A tunnel two sessions share
+	// (never, with real peers) names the first.
+	tunnels  map[tunnel]uint64
 	nextSEID uint64
 	nextTEID uint32
 	poolNext map[netip.Prefix]netip.Addr
@@ -42,6 +46,7 @@ func NewStore(opts Options) *Store {
 		byCP:     map[cpKey]uint64{},
 		teids:    map[uint32]uint64{},
 		ues:      map[netip.Addr]uint64{},
+		tunnels:  map[tunnel]uint64{},
 		nextSEID: 1,
 		nextTEID: opts.TEIDFirst,
 		poolNext: map[netip.Prefix]netip.Addr{},
@@ -52,6 +57,35 @@ func NewStore(opts Options) *Store {
 func (s *Store) Get(seid uint64) (*Session, bool) {
 	x, ok := s.sessions[seid]
 	return x, ok
+}
+
+// tunnel is a GTP-U tunnel toward a peer.
+type tunnel struct {
+	peer netip.Addr
+	teid uint32
+}
+
+// SendingTo finds the session whose FAR sends into teid at peer.
+func (s *Store) SendingTo(peer netip.Addr, teid uint32) (uint64, bool) {
+	seid, ok := s.tunnels[tunnel{peer, teid}]
+	return seid, ok
+}
+
+// indexTunnels adds (or, with add false, removes) x's tunnels.
+func (s *Store) indexTunnels(x *Session, add bool) {
+	for _, f := range x.FARs {
+		if f.Forw == nil || f.Forw.OHC == nil {
+			continue
+		}
+		k := tunnel{f.Forw.OHC.Peer, f.Forw.OHC.TEID}
+		owner, taken := s.tunnels[k]
+		switch {
+		case add && !taken:
+			s.tunnels[k] = x.SEID
+		case !add && owner == x.SEID:
+			delete(s.tunnels, k)
+		}
+	}
 }
 
 // Len is the number of sessions.
@@ -122,6 +156,12 @@ func (s *Store) Commit(c *Change) {
 	}
 	for _, a := range c.freeUE {
 		delete(s.ues, a)
+	}
+	if c.Prev != nil {
+		s.indexTunnels(c.Prev, false)
+	}
+	if c.Next != nil {
+		s.indexTunnels(c.Next, true)
 	}
 	if c.Prev != nil && c.Next == nil {
 		delete(s.sessions, c.Prev.SEID)

@@ -21,11 +21,7 @@ func TestPrivilegedUPFDReports(t *testing.T) {
 	lab := testenv.NewLab(t)
 	log, _ := startUPFD(t, lab)
 	s := newSMF(t, lab)
-	as := s.ask(message.NewAssociationSetupRequest(s.next(), ie.NewNodeID("198.18.4.1", "", ""),
-		ie.NewRecoveryTimeStamp(smfRecovery))).(*message.AssociationSetupResponse)
-	if c := cause(t, as.Cause); c != 1 {
-		t.Fatalf("association: cause %d\n%s", c, log)
-	}
+	s.associate(log)
 	gnb := testenv.ListenUDP(t, lab.GNB, "198.18.3.1:2152")
 	dnRx := testenv.ListenUDP(t, lab.DN, "198.18.7.10:5001")
 	dnTx := testenv.ListenUDP(t, lab.DN, "198.18.7.10:5002")
@@ -250,11 +246,7 @@ func TestPrivilegedUPFDFinalReportsOnShutdown(t *testing.T) {
 	lab := testenv.NewLab(t)
 	log, stop := startUPFD(t, lab)
 	s := newSMF(t, lab)
-	as := s.ask(message.NewAssociationSetupRequest(s.next(), ie.NewNodeID("198.18.4.1", "", ""),
-		ie.NewRecoveryTimeStamp(smfRecovery))).(*message.AssociationSetupResponse)
-	if c := cause(t, as.Cause); c != 1 {
-		t.Fatalf("association: cause %d\n%s", c, log)
-	}
+	s.associate(log)
 	seq := s.next()
 	est := s.ask(establishment(seq, "10.45.0.2", volumeURR(1))).(*message.SessionEstablishmentResponse)
 	if c := cause(t, est.Cause); c != 1 {

@@ -5,6 +5,7 @@ package e2e
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"net"
 	"net/netip"
 	"os"
@@ -185,6 +186,16 @@ func (s *smf) report(t *testing.T, cp uint64, d time.Duration) *message.SessionR
 	}
 }
 
+// associate sets up the association, upfd's log in the failure.
+func (s *smf) associate(log fmt.Stringer) {
+	s.t.Helper()
+	as := s.ask(message.NewAssociationSetupRequest(s.next(), ie.NewNodeID("198.18.4.1", "", ""),
+		ie.NewRecoveryTimeStamp(smfRecovery))).(*message.AssociationSetupResponse)
+	if c := cause(s.t, as.Cause); c != 1 {
+		s.t.Fatalf("association: cause %d\n%s", c, log)
+	}
+}
+
 func (s *smf) next() uint32 { s.seq++; return s.seq }
 
 func cause(t *testing.T, c *ie.IE) uint8 {
@@ -200,12 +211,8 @@ func TestPrivilegedUPFD(t *testing.T) {
 	lab := testenv.NewLab(t)
 	log, _ := startUPFD(t, lab)
 	s := newSMF(t, lab)
-	node := ie.NewNodeID("198.18.4.1", "", "")
 
-	as := s.ask(message.NewAssociationSetupRequest(s.next(), node, ie.NewRecoveryTimeStamp(smfRecovery))).(*message.AssociationSetupResponse)
-	if c := cause(t, as.Cause); c != 1 {
-		t.Fatalf("association: cause %d\n%s", c, log)
-	}
+	s.associate(log)
 
 	est := s.ask(establishment(s.next(), "10.45.0.2", volumeURR(1))).(*message.SessionEstablishmentResponse)
 	if c := cause(t, est.Cause); c != 1 {

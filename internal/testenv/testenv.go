@@ -8,7 +8,9 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -64,13 +66,43 @@ func Sh(t testing.TB, args ...string) {
 }
 
 // Namespace makes a namespace called prefix-<pid>-<n>, deleted at cleanup.
+// Namespaces of test processes that died before their cleanup ran (a fuzz
+// worker is killed when its time is up) go first.
 func Namespace(t testing.TB, prefix string) string {
 	t.Helper()
 	RequirePrivileges(t)
+	removeOrphans.Do(removeOrphanNamespaces)
 	ns := fmt.Sprintf("%s-%d-%d", prefix, os.Getpid(), seq.Add(1))
 	Sh(t, "ip", "netns", "add", ns)
 	t.Cleanup(func() { exec.Command("ip", "netns", "del", ns).Run() })
 	return ns
+}
+
+var removeOrphans sync.Once
+
+// removeOrphanNamespaces deletes the sluice-<role>-<pid>-<n> namespaces
+// whose process is gone.
+func removeOrphanNamespaces() {
+	out, err := exec.Command("ip", "netns", "list").Output()
+	if err != nil {
+		return
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		name := fields[0]
+		parts := strings.Split(name, "-")
+		if len(parts) < 4 || parts[0] != "sluice" {
+			continue
+		}
+		pid, err := strconv.Atoi(parts[len(parts)-2])
+		if err != nil || unix.Kill(pid, 0) != unix.ESRCH {
+			continue // not ours, or its process is alive
+		}
+		exec.Command("ip", "netns", "del", name).Run()
+	}
 }
 
 // UPF makes the UPF namespace: n3 198.18.3.2 (gNBs 198.18.3.1 and .11 as

@@ -1,0 +1,81 @@
+// Command upflab measures a user plane function on one machine, in network
+// namespaces: topology, SMF emulator, traffic generator and sink, probes,
+// scenarios and reports.
+//
+//	upflab run [SCENARIO.yaml]     the default scenario against upfd, or a file
+//	upflab topo up|down|show       the lab's namespaces
+//	upflab smf ...                 associate and drive sessions over PFCP
+//	upflab help                    every command
+//
+// Each command lives in a file of its own and registers itself in init.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"sort"
+)
+
+// command is one verb of upflab.
+type command struct {
+	name    string
+	summary string // one line for help
+	run     func(args []string) error
+}
+
+var commands = map[string]command{}
+
+// register adds a verb; each command's file calls it from init.
+func register(name, summary string, run func(args []string) error) {
+	if _, dup := commands[name]; dup {
+		panic("upflab: command registered twice: " + name)
+	}
+	commands[name] = command{name, summary, run}
+}
+
+// errUsage marks an error whose message already says how to use the verb.
+var errUsage = errors.New("usage")
+
+func main() {
+	if len(os.Args) < 2 || os.Args[1] == "help" || os.Args[1] == "-h" || os.Args[1] == "--help" {
+		usage()
+		return
+	}
+	c, ok := commands[os.Args[1]]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "upflab: unknown command %q; `upflab help` lists them\n", os.Args[1])
+		os.Exit(2)
+	}
+	if err := c.run(os.Args[2:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return
+		}
+		fmt.Fprintf(os.Stderr, "upflab %s: %v\n", c.name, err)
+		if errors.Is(err, errUsage) {
+			os.Exit(2)
+		}
+		os.Exit(1)
+	}
+}
+
+func usage() {
+	fmt.Println("upflab measures a user plane function on one machine, in network namespaces.")
+	fmt.Println()
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Printf("  upflab %-8s %s\n", n, commands[n].summary)
+	}
+	fmt.Println()
+	fmt.Println("`upflab COMMAND -h` gives a command's flags.")
+}
+
+// flags makes a verb's flag set that returns errors instead of exiting.
+func flags(name string) *flag.FlagSet {
+	return flag.NewFlagSet("upflab "+name, flag.ContinueOnError)
+}

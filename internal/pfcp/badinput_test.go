@@ -116,7 +116,9 @@ var ownRequests = map[uint8]bool{
 // Requests of the server's own that go with it are left aside.
 func (d *direct) send(t *testing.T, b []byte) []byte {
 	t.Helper()
-	d.s.handle(datagram{from: d.from, b: slices.Clone(b)})
+	in := datagram{from: d.from, b: slices.Clone(b)}
+	in.decode()
+	d.s.handle(in)
 	d.s.write(d.from, mark)
 	var got []byte
 	buf := make([]byte, 65535)

@@ -116,6 +116,16 @@ type Server struct {
 	// GTP-U paths watched with Echo, by peer address.
 	gtpPaths map[netip.Addr]*gtpPath
 	nextEcho time.Time
+
+	// Datagrams to send, in order, by the writer goroutine; wrote closes
+	// when it has sent the last.
+	out   chan outgoing
+	wrote chan struct{}
+}
+
+type outgoing struct {
+	to netip.AddrPort
+	b  []byte
 }
 
 // New binds the N4 socket. Serve runs the server.
@@ -131,7 +141,7 @@ func New(cfg Config, store *session.Store, compiler *rules.Compiler, dp Datapath
 		log.Warn("pfcp: no peers configured: accepting requests from any SMF")
 	}
 	cfg.setDefaults()
-	return &Server{
+	s := &Server{
 		cfg: cfg, log: log, conn: conn, store: store, rules: compiler, dp: dp,
 		assocs:   map[string]*association{},
 		cache:    responseCache{entries: map[cacheKey]cached{}},
@@ -141,15 +151,57 @@ func New(cfg Config, store *session.Store, compiler *rules.Compiler, dp Datapath
 		pending:  map[uint32]*pending{},
 		kept:     map[string]keptUsage{},
 		gtpPaths: map[netip.Addr]*gtpPath{},
-	}, nil
+		out:      make(chan outgoing, 1024),
+		wrote:    make(chan struct{}),
+	}
+	go s.writeLoop()
+	return s, nil
 }
 
 // Addr is where the server listens.
 func (s *Server) Addr() netip.AddrPort { return s.conn.LocalAddr().(*net.UDPAddr).AddrPort() }
 
+// datagram is what came in, decoded by the reader goroutine so that the
+// serve loop spends its time on sessions, not on the codec.
 type datagram struct {
 	from netip.AddrPort
 	b    []byte
+	h    *message.Header // nil: no valid header
+	m    message.Message // nil: see err
+	err  error           // why m did not decode
+	// sum tells a retransmission from a new request that reuses its
+	// sequence number.
+	sum uint64
+}
+
+// decode parses the datagram. A request whose length differs from its
+// header's (§7.6.3), or of a version we do not speak, is left undecoded:
+// handle refuses it.
+func (d *datagram) decode() {
+	h, err := message.ParseHeader(d.b)
+	if err != nil {
+		d.err = err
+		return
+	}
+	d.h = h
+	sum := fnv.New64a()
+	sum.Write(d.b)
+	d.sum = sum.Sum64()
+	if h.Flags>>5 != 1 || int(h.Length)+4 != len(d.b) { // not h.Version(): go-pfcp v0.0.24 always says 1
+		return
+	}
+	d.m, d.err = parse(d.b)
+}
+
+// parse decodes a message. go-pfcp v0.0.24 panics on some malformed IEs
+// instead of returning an error: that is an error too.
+func parse(b []byte) (m message.Message, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			m, err = nil, fmt.Errorf("codec panic: %v", r)
+		}
+	}()
+	return message.Parse(b)
 }
 
 // tick paces retransmissions; reports fire on whole seconds of it.
@@ -174,6 +226,8 @@ func (s *Server) Serve(ctx context.Context) error {
 			if s.cfg.FinalReports {
 				s.finalReports(in)
 			}
+			close(s.out)
+			<-s.wrote
 			return s.conn.Close()
 		case d, ok := <-in:
 			if !ok {
@@ -241,32 +295,32 @@ func (s *Server) read(out chan<- datagram) {
 			}
 			return
 		}
-		out <- datagram{from: from, b: slices.Clone(buf[:n])}
+		d := datagram{from: from, b: slices.Clone(buf[:n])}
+		d.decode()
+		out <- d
 	}
 }
 
 // handle answers one datagram. Requests from a peer that is not allowed
 // are refused; a repeated request gets the response it got before.
 func (s *Server) handle(d datagram) {
-	h, err := message.ParseHeader(d.b)
-	if err != nil {
-		s.log.Debug("pfcp: discarded a datagram with no valid header", "from", d.from, "err", err)
+	h := d.h
+	if h == nil {
+		s.log.Debug("pfcp: discarded a datagram with no valid header", "from", d.from, "err", d.err)
 		return
 	}
-	if h.Flags>>5 != 1 { // not h.Version(): go-pfcp v0.0.24 always says 1
+	if h.Flags>>5 != 1 {
 		s.send(d.from, message.NewVersionNotSupportedResponse(h.SequenceNumber))
 		return
 	}
 	if responses[h.Type] {
-		if m, err := message.Parse(d.b); err == nil {
-			s.answer(d.from, m)
+		if d.m != nil {
+			s.answer(d.from, d.m)
 		}
 		return
 	}
 	key := cacheKey{d.from, h.SequenceNumber}
-	req := fnv.New64a()
-	req.Write(d.b)
-	if b, ok := s.cache.get(key, req.Sum64()); ok {
+	if b, ok := s.cache.get(key, d.sum); ok {
 		s.write(d.from, b)
 		return
 	}
@@ -279,7 +333,7 @@ func (s *Server) handle(d datagram) {
 		s.log.Error("pfcp: encode response", "type", resp.MessageTypeName(), "err", err)
 		return
 	}
-	s.cache.put(key, req.Sum64(), b, s.now())
+	s.cache.put(key, d.sum, b, s.now())
 	s.write(d.from, b)
 }
 
@@ -301,12 +355,11 @@ func (s *Server) respond(d datagram, h *message.Header) (resp message.Message) {
 		s.log.Info("pfcp: request length differs from its header's", "from", d.from, "type", h.Type, "header", int(h.Length)+4, "datagram", len(d.b))
 		return refusal(h, session.CauseInvalidLength, 0, s.nodeID(), s.cfg.Recovery)
 	}
-	m, err := message.Parse(d.b)
-	if err != nil {
-		s.log.Info("pfcp: request does not decode", "from", d.from, "type", h.Type, "err", err)
+	if d.err != nil {
+		s.log.Info("pfcp: request does not decode", "from", d.from, "type", h.Type, "err", d.err)
 		return refusal(h, session.CauseMandatoryIEIncorrect, 0, s.nodeID(), s.cfg.Recovery)
 	}
-	switch m := m.(type) {
+	switch m := d.m.(type) {
 	case *message.HeartbeatRequest:
 		return message.NewHeartbeatResponse(h.SequenceNumber, ie.NewRecoveryTimeStamp(s.cfg.Recovery))
 	case *message.AssociationSetupRequest:
@@ -348,9 +401,16 @@ func (s *Server) send(to netip.AddrPort, m message.Message) {
 	s.write(to, b)
 }
 
-func (s *Server) write(to netip.AddrPort, b []byte) {
-	if _, err := s.conn.WriteToUDPAddrPort(b, to); err != nil {
-		s.log.Error("pfcp: send", "to", to, "err", err)
+// write queues b for the writer goroutine, so that the serve loop does
+// not wait for the socket.
+func (s *Server) write(to netip.AddrPort, b []byte) { s.out <- outgoing{to, b} }
+
+func (s *Server) writeLoop() {
+	defer close(s.wrote)
+	for o := range s.out {
+		if _, err := s.conn.WriteToUDPAddrPort(o.b, o.to); err != nil {
+			s.log.Error("pfcp: send", "to", o.to, "err", err)
+		}
 	}
 }
 

@@ -25,7 +25,7 @@ const (
 	phaseObjects = iota // FAR, QER and URR slots
 	phaseLookups        // uplink and downlink entries
 	phaseUnlink         // lookup entries removed
-	phaseFree           // slots cleared
+	phaseFree           // slots released
 )
 
 // Apply runs ops make-before-break. It stops at the first failure and says
@@ -234,22 +234,18 @@ const (
 
 var slotNames = [...]string{"far", "qer", "urr", "sdf", "pdr list"}
 
-// Free clears a slot once nothing points at it any more (a cleared FAR drops).
+// Free says that nothing points at a slot any more. The slot is left as it
+// is: whoever takes it next writes it whole before pointing at it (a URR's
+// counters are reset then), so clearing it would cost a system call for
+// nothing a packet can see.
 type Free struct {
 	Slot Slot
 	ID   uint32
 }
 
-func (o Free) phase() int     { return phaseFree }
-func (o Free) String() string { return fmt.Sprintf("free %s %d", slotNames[o.Slot], o.ID) }
-func (o Free) apply(d *Datapath) error {
-	m := map[Slot]*ebpf.Map{
-		SlotFAR: d.objs.Fars, SlotQER: d.objs.Qers, SlotURR: d.objs.Urrs,
-		SlotSDF: d.objs.Sdfs, SlotList: d.objs.PdrLists,
-	}[o.Slot]
-	zero := make([]byte, m.ValueSize())
-	return putSlot(m, slotNames[o.Slot], o.ID, zero)
-}
+func (o Free) phase() int              { return phaseFree }
+func (o Free) String() string          { return fmt.Sprintf("free %s %d", slotNames[o.Slot], o.ID) }
+func (o Free) apply(d *Datapath) error { return nil }
 
 func ignoreMissing(err error) error {
 	if errors.Is(err, ebpf.ErrKeyNotExist) {

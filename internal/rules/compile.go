@@ -26,12 +26,12 @@ type Interfaces struct {
 // image is a session as installed: its entries and the slots they use.
 type image struct {
 	session  uint32
-	fars     map[uint32]farSlot // by FAR ID
-	qers     map[uint32]qerSlot
-	urrs     map[uint32]urrSlot
-	sdfs     map[datapath.SDF]uint32 // filter -> slot
-	uplink   map[datapath.UplinkKey]datapath.Rules
-	downlink map[netip.Prefix]datapath.Rules
+	fars     table[uint32, farSlot] // by FAR ID
+	qers     table[uint32, qerSlot]
+	urrs     table[uint32, urrSlot]
+	sdfs     table[datapath.SDF, uint32] // filter -> slot
+	uplink   table[datapath.UplinkKey, datapath.Rules]
+	downlink table[netip.Prefix, datapath.Rules]
 }
 
 type farSlot struct {
@@ -60,13 +60,10 @@ type urrSlot struct {
 // for multi-PDR entries get their slots later, in plan.
 func (c *Compiler) compile(s *session.Session, prev *image) (*image, error) {
 	img := &image{
-		session:  uint32(s.SEID),
-		fars:     map[uint32]farSlot{},
-		qers:     map[uint32]qerSlot{},
-		urrs:     map[uint32]urrSlot{},
-		sdfs:     map[datapath.SDF]uint32{},
-		uplink:   map[datapath.UplinkKey]datapath.Rules{},
-		downlink: map[netip.Prefix]datapath.Rules{},
+		session: uint32(s.SEID),
+		fars:    make(table[uint32, farSlot], 0, len(s.FARs)),
+		qers:    make(table[uint32, qerSlot], 0, len(s.QERs)),
+		urrs:    make(table[uint32, urrSlot], 0, len(s.URRs)),
 	}
 	// Slots are taken in ID order so that a session compiles the same way
 	// every time.
@@ -76,21 +73,23 @@ func (c *Compiler) compile(s *session.Session, prev *image) (*image, error) {
 		if err != nil {
 			return img, err
 		}
-		slot, err := reuse(prev.fars[id].slot, prev.fars[id].far == v && prev.fars[id].slot != 0, c.farSlots, "FAR", id)
+		old := prev.fars.at(id)
+		slot, err := reuse(old.slot, old.far == v && old.slot != 0, c.farSlots, "FAR", id)
 		if err != nil {
 			return img, err
 		}
-		img.fars[id] = farSlot{slot, v}
+		img.fars.set(id, farSlot{slot, v})
 	}
 	for _, id := range slices.Sorted(maps.Keys(s.QERs)) {
 		q := s.QERs[id]
 		v := datapath.QER{ULClosed: q.GateUL == session.GateClosed, DLClosed: q.GateDL == session.GateClosed,
 			MBRUplink: q.MBRUL, MBRDownlink: q.MBRDL, QFI: q.QFI, RQI: q.RQI}
-		slot, err := reuse(prev.qers[id].slot, prev.qers[id].qer == v && prev.qers[id].slot != 0, c.qerSlots, "QER", id)
+		old := prev.qers.at(id)
+		slot, err := reuse(old.slot, old.qer == v && old.slot != 0, c.qerSlots, "QER", id)
 		if err != nil {
 			return img, err
 		}
-		img.qers[id] = qerSlot{slot, v}
+		img.qers.set(id, qerSlot{slot, v})
 	}
 	for _, id := range slices.Sorted(maps.Keys(s.URRs)) {
 		u := s.URRs[id]
@@ -98,7 +97,7 @@ func (c *Compiler) compile(s *session.Session, prev *image) (*image, error) {
 		if q := u.VolQuota; q != nil && q.Total != nil {
 			v.HasQuota, v.Quota = true, *q.Total
 		}
-		old := prev.urrs[id]
+		old := prev.urrs.at(id)
 		slot, err := reuse(old.slot, old.slot != 0, c.urrSlots, "URR", id)
 		if err != nil {
 			return img, err
@@ -107,16 +106,17 @@ func (c *Compiler) compile(s *session.Session, prev *image) (*image, error) {
 		if spent {
 			v.HasQuota, v.Quota = true, 0
 		}
-		img.urrs[id] = urrSlot{slot, v, u.Grant, spent}
+		img.urrs.set(id, urrSlot{slot, v, u.Grant, spent})
 	}
-	ranked := map[any][]rankedPDR{} // lookup key -> its PDRs
+	var ranked table[any, []rankedPDR] // lookup key -> its PDRs
 	for _, id := range slices.Sorted(maps.Keys(s.PDRs)) {
 		p := s.PDRs[id]
-		if err := c.addPDR(img, prev, p, ranked); err != nil {
+		if err := c.addPDR(img, prev, p, &ranked); err != nil {
 			return img, err
 		}
 	}
-	for key, list := range ranked {
+	for _, e := range ranked {
+		key, list := e.key, e.val
 		slices.SortStableFunc(list, func(a, b rankedPDR) int {
 			return cmp.Or(cmp.Compare(a.precedence, b.precedence), cmp.Compare(a.pdr.ID, b.pdr.ID))
 		})
@@ -130,9 +130,9 @@ func (c *Compiler) compile(s *session.Session, prev *image) (*image, error) {
 		}
 		switch k := key.(type) {
 		case datapath.UplinkKey:
-			img.uplink[k] = r
+			img.uplink.set(k, r)
 		case netip.Prefix:
-			img.downlink[k] = r
+			img.downlink.set(k, r)
 		}
 	}
 	return img, nil

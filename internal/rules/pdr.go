@@ -10,7 +10,7 @@ import (
 
 // addPDR adds p's datapath PDRs under each lookup key it matches: its local
 // F-TEID (one per address) or, without one, its UE address(es).
-func (c *Compiler) addPDR(img, prev *image, p session.PDR, ranked map[any][]rankedPDR) error {
+func (c *Compiler) addPDR(img, prev *image, p session.PDR, ranked *table[any, []rankedPDR]) error {
 	base, err := c.pdrBase(img, p)
 	if err != nil {
 		return err
@@ -31,16 +31,18 @@ func (c *Compiler) addPDR(img, prev *image, p session.PDR, ranked map[any][]rank
 		entries = append(entries, e)
 	}
 	for _, key := range c.keys(p) {
+		list := ranked.at(key)
 		for _, e := range entries {
-			ranked[key] = append(ranked[key], rankedPDR{p.Precedence, e})
+			list = append(list, rankedPDR{p.Precedence, e})
 		}
+		ranked.set(key, list)
 	}
 	return nil
 }
 
 // pdrBase is the datapath PDR without its filter.
 func (c *Compiler) pdrBase(img *image, p session.PDR) (datapath.PDR, error) {
-	e := datapath.PDR{ID: p.ID, Src: datapath.SrcIface(p.PDI.Source), QFI: p.PDI.QFI, FARID: img.fars[p.FARID].slot}
+	e := datapath.PDR{ID: p.ID, Src: datapath.SrcIface(p.PDI.Source), QFI: p.PDI.QFI, FARID: img.fars.at(p.FARID).slot}
 	if p.OHR != nil {
 		e.OHR = map[uint8]datapath.OHR{0: datapath.OHRGTPUv4, 1: datapath.OHRGTPUv6, 6: datapath.OHRGTPUIP}[*p.OHR]
 	}
@@ -49,14 +51,14 @@ func (c *Compiler) pdrBase(img *image, p session.PDR) (datapath.PDR, error) {
 			Msg: fmt.Sprintf("PDR %d has %d QERs: the datapath applies at most %d", p.ID, len(p.QERIDs), len(e.QERIDs))}
 	}
 	for i, q := range p.QERIDs {
-		e.QERIDs[i] = img.qers[q].slot
+		e.QERIDs[i] = img.qers.at(q).slot
 	}
 	if len(p.URRIDs) > len(e.URRIDs) {
 		return e, &session.Error{Cause: session.CauseRuleFailure, IE: session.IEURRID,
 			Msg: fmt.Sprintf("PDR %d has %d URRs: the datapath counts at most %d", p.ID, len(p.URRIDs), len(e.URRIDs))}
 	}
 	for i, u := range p.URRIDs {
-		e.URRIDs[i] = img.urrs[u].slot
+		e.URRIDs[i] = img.urrs.at(u).slot
 	}
 	return e, nil
 }
@@ -172,15 +174,15 @@ func portsOrAny(p []session.PortRange) []datapath.PortRange {
 }
 
 func (c *Compiler) sdfSlot(img, prev *image, f datapath.SDF) (uint32, error) {
-	if slot, ok := img.sdfs[f]; ok {
+	if slot, ok := img.sdfs.get(f); ok {
 		return slot, nil
 	}
-	slot, ok := prev.sdfs[f]
+	slot, ok := prev.sdfs.get(f)
 	if !ok {
 		if slot, ok = c.sdfSlots.get(); !ok {
 			return 0, &session.Error{Cause: session.CauseNoResources, IE: session.IESDFFilter, Msg: "the datapath's SDF table is full"}
 		}
 	}
-	img.sdfs[f] = slot
+	img.sdfs.set(f, slot)
 	return slot, nil
 }

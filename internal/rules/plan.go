@@ -1,9 +1,7 @@
 package rules
 
 import (
-	"maps"
 	"net/netip"
-	"reflect"
 	"slices"
 
 	"github.com/sluice-upf/sluice/internal/datapath"
@@ -47,7 +45,7 @@ type Plan struct {
 	next      *image // nil: the session is gone
 	newSlots  []func()
 	freeSlots []func()
-	lists     map[any]uint32 // list slots of next, by key
+	lists     table[any, uint32] // list slots of next, by key
 }
 
 var empty = &image{}
@@ -59,7 +57,7 @@ func (c *Compiler) Plan(seid uint64, next *session.Session) (*Plan, error) {
 	if prev == nil {
 		prev = empty
 	}
-	p := &Plan{SEID: seid, lists: map[any]uint32{}}
+	p := &Plan{SEID: seid}
 	img := empty
 	if next != nil {
 		var err error
@@ -82,36 +80,39 @@ func (c *Compiler) Plan(seid uint64, next *session.Session) (*Plan, error) {
 // back on Abort.
 func (p *Plan) trackNew(c *Compiler, prev, img *image) {
 	for _, k := range []struct {
-		prev, next map[uint32]bool
+		prev, next []uint32
 		pool       *slots
 	}{
-		{slotSet(prev.fars), slotSet(img.fars), c.farSlots},
-		{slotSet(prev.qers), slotSet(img.qers), c.qerSlots},
-		{slotSet(prev.urrs), slotSet(img.urrs), c.urrSlots},
-		{sdfSet(prev.sdfs), sdfSet(img.sdfs), c.sdfSlots},
+		{slotsOf(prev.fars), slotsOf(img.fars), c.farSlots},
+		{slotsOf(prev.qers), slotsOf(img.qers), c.qerSlots},
+		{slotsOf(prev.urrs), slotsOf(img.urrs), c.urrSlots},
+		{sdfSlots(prev.sdfs), sdfSlots(img.sdfs), c.sdfSlots},
 	} {
-		for s := range k.next {
-			if !k.prev[s] {
+		for _, s := range k.next {
+			if !slices.Contains(k.prev, s) {
 				p.newSlots = append(p.newSlots, func() { k.pool.put(s) })
 			}
 		}
 	}
 }
 
-func slotSet[T interface{ slotOf() uint32 }](m map[uint32]T) map[uint32]bool {
-	s := map[uint32]bool{}
-	for _, v := range m {
-		s[v.slotOf()] = true
+type slotted interface{ slotOf() uint32 }
+
+// slotsOf lists the slots a table's rules hold, in the table's order.
+func slotsOf[V slotted](t table[uint32, V]) []uint32 {
+	out := make([]uint32, len(t))
+	for i, e := range t {
+		out[i] = e.val.slotOf()
 	}
-	return s
+	return out
 }
 
-func sdfSet(m map[datapath.SDF]uint32) map[uint32]bool {
-	s := map[uint32]bool{}
-	for _, v := range m {
-		s[v] = true
+func sdfSlots(t table[datapath.SDF, uint32]) []uint32 {
+	out := make([]uint32, len(t))
+	for i, e := range t {
+		out[i] = e.val
 	}
-	return s
+	return out
 }
 
 func (f farSlot) slotOf() uint32 { return f.slot }
@@ -125,19 +126,19 @@ func (c *Compiler) diff(p *Plan, prev, next *image) error {
 	if next == empty {
 		sess = prev.session
 	}
-	for id, f := range next.fars {
-		if prev.fars[id] != f {
-			p.Ops = append(p.Ops, datapath.PutFAR{ID: f.slot, FAR: f.far, Session: sess})
+	for _, f := range next.fars {
+		if old, ok := prev.fars.get(f.key); !ok || old != f.val {
+			p.Ops = append(p.Ops, datapath.PutFAR{ID: f.val.slot, FAR: f.val.far, Session: sess})
 		}
 	}
-	for id, q := range next.qers {
-		if prev.qers[id] != q {
-			p.Ops = append(p.Ops, datapath.PutQER{ID: q.slot, QER: q.qer, Session: sess})
+	for _, q := range next.qers {
+		if old, ok := prev.qers.get(q.key); !ok || old != q.val {
+			p.Ops = append(p.Ops, datapath.PutQER{ID: q.val.slot, QER: q.val.qer, Session: sess})
 		}
 	}
-	for id, u := range next.urrs {
-		if old, ok := prev.urrs[id]; !ok || old != u {
-			p.Ops = append(p.Ops, datapath.PutURR{ID: u.slot, URR: u.urr, Reset: !ok, Session: sess})
+	for _, u := range next.urrs {
+		if old, ok := prev.urrs.get(u.key); !ok || old != u.val {
+			p.Ops = append(p.Ops, datapath.PutURR{ID: u.val.slot, URR: u.val.urr, Reset: !ok, Session: sess})
 		}
 	}
 	if err := diffLookups(c, p, prev.uplink, next.uplink,
@@ -150,31 +151,32 @@ func (c *Compiler) diff(p *Plan, prev, next *image) error {
 		func(k netip.Prefix) datapath.Op { return datapath.DelDownlink{UE: k} }); err != nil {
 		return err
 	}
-	free := func(kind datapath.Slot, pool *slots, old, now map[uint32]bool) {
-		for _, s := range slices.Sorted(maps.Keys(old)) {
-			if !now[s] {
+	free := func(kind datapath.Slot, pool *slots, old, now []uint32) {
+		for _, s := range slices.Sorted(slices.Values(old)) {
+			if !slices.Contains(now, s) {
 				p.Ops = append(p.Ops, datapath.Free{Slot: kind, ID: s})
 				p.freeSlots = append(p.freeSlots, func() { pool.put(s) })
 			}
 		}
 	}
-	free(datapath.SlotFAR, c.farSlots, slotSet(prev.fars), slotSet(next.fars))
-	free(datapath.SlotQER, c.qerSlots, slotSet(prev.qers), slotSet(next.qers))
-	free(datapath.SlotURR, c.urrSlots, slotSet(prev.urrs), slotSet(next.urrs))
-	free(datapath.SlotSDF, c.sdfSlots, sdfSet(prev.sdfs), sdfSet(next.sdfs))
+	free(datapath.SlotFAR, c.farSlots, slotsOf(prev.fars), slotsOf(next.fars))
+	free(datapath.SlotQER, c.qerSlots, slotsOf(prev.qers), slotsOf(next.qers))
+	free(datapath.SlotURR, c.urrSlots, slotsOf(prev.urrs), slotsOf(next.urrs))
+	free(datapath.SlotSDF, c.sdfSlots, sdfSlots(prev.sdfs), sdfSlots(next.sdfs))
 	return nil
 }
 
 // diffLookups puts entries that are new or changed and removes those that
 // went. An entry with several PDRs gets a new list slot whenever it
 // changes, so a packet never reads a list half written.
-func diffLookups[K comparable](c *Compiler, p *Plan, prev, next map[K]datapath.Rules,
+func diffLookups[K comparable](c *Compiler, p *Plan, prev, next table[K, datapath.Rules],
 	put func(K, datapath.Rules) datapath.Op, del func(K) datapath.Op) error {
-	for k, r := range next {
-		old, had := prev[k]
-		if had && reflect.DeepEqual(old, r) {
+	for _, e := range next {
+		k, r := e.key, e.val
+		old, had := prev.get(k)
+		if had && sameRules(old, r) {
 			if l, ok := c.lists[k]; ok {
-				p.lists[k] = l
+				p.lists.set(k, l)
 			}
 			continue
 		}
@@ -184,7 +186,7 @@ func diffLookups[K comparable](c *Compiler, p *Plan, prev, next map[K]datapath.R
 				return &session.Error{Cause: session.CauseNoResources, IE: session.IECreatePDR, Msg: "the datapath's PDR list table is full"}
 			}
 			r.ListID = l
-			p.lists[k] = l
+			p.lists.set(k, l)
 			p.newSlots = append(p.newSlots, func() { c.listSlots.put(l) })
 		}
 		p.Ops = append(p.Ops, put(k, r))
@@ -194,20 +196,25 @@ func diffLookups[K comparable](c *Compiler, p *Plan, prev, next map[K]datapath.R
 			p.Undo = append(p.Undo, del(k))
 		}
 	}
-	for k, old := range prev {
-		if _, kept := next[k]; !kept {
-			p.Ops = append(p.Ops, del(k))
-			p.Undo = append(p.Undo, put(k, withList(old, c.lists[k])))
+	for _, e := range prev {
+		if _, kept := next.get(e.key); !kept {
+			p.Ops = append(p.Ops, del(e.key))
+			p.Undo = append(p.Undo, put(e.key, withList(e.val, c.lists[e.key])))
 		}
 	}
 	// A list slot the key held and no longer uses is freed after the switch.
-	for k := range prev {
-		if l, ok := c.lists[k]; ok && p.lists[k] != l {
+	for _, e := range prev {
+		if l, ok := c.lists[e.key]; ok && p.lists.at(e.key) != l {
 			p.Ops = append(p.Ops, datapath.Free{Slot: datapath.SlotList, ID: l})
 			p.freeSlots = append(p.freeSlots, func() { c.listSlots.put(l) })
 		}
 	}
 	return nil
+}
+
+// sameRules: the lookup entry needs no rewrite (its list slot aside).
+func sameRules(a, b datapath.Rules) bool {
+	return a.Session == b.Session && slices.Equal(a.PDRs, b.PDRs)
 }
 
 func withList(r datapath.Rules, l uint32) datapath.Rules {
@@ -222,11 +229,11 @@ func (c *Compiler) Commit(p *Plan) {
 	}
 	prev := c.installed[p.SEID]
 	if prev != nil {
-		for k := range prev.uplink {
-			delete(c.lists, k)
+		for _, e := range prev.uplink {
+			delete(c.lists, e.key)
 		}
-		for k := range prev.downlink {
-			delete(c.lists, k)
+		for _, e := range prev.downlink {
+			delete(c.lists, e.key)
 		}
 	}
 	if p.next == nil || p.next == empty {
@@ -234,7 +241,9 @@ func (c *Compiler) Commit(p *Plan) {
 		return
 	}
 	c.installed[p.SEID] = p.next
-	maps.Copy(c.lists, p.lists)
+	for _, e := range p.lists {
+		c.lists[e.key] = e.val
+	}
 }
 
 // Abort gives back what the plan took.
@@ -253,12 +262,12 @@ func (c *Compiler) SpendTimeQuota(seid uint64, urrID uint32) (datapath.Op, bool)
 	if img == nil {
 		return nil, false
 	}
-	u, ok := img.urrs[urrID]
+	u, ok := img.urrs.get(urrID)
 	if !ok || u.spent {
 		return nil, false
 	}
 	u.spent, u.urr.HasQuota, u.urr.Quota = true, true, 0
-	img.urrs[urrID] = u
+	img.urrs.set(urrID, u)
 	return datapath.PutURR{ID: u.slot, URR: u.urr, Session: img.session}, true
 }
 
@@ -266,8 +275,8 @@ func (c *Compiler) SpendTimeQuota(seid uint64, urrID uint32) (datapath.Op, bool)
 func (c *Compiler) URRSlots(seid uint64) map[uint32]uint32 {
 	out := map[uint32]uint32{}
 	if img := c.installed[seid]; img != nil {
-		for id, u := range img.urrs {
-			out[id] = u.slot
+		for _, u := range img.urrs {
+			out[u.key] = u.val.slot
 		}
 	}
 	return out

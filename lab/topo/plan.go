@@ -12,6 +12,10 @@
 // routes the UE pool back to the UPF. IPv6 runs beside IPv4 on N3 and N6
 // (2001:2:0:3::/64, 2001:2:0:6::/64, DN 2001:2:0:7::/64). Every MAC is fixed
 // and every neighbour static, so that what a generator sends is predictable.
+//
+// Up builds a lab (and repairs a half-made one), Down removes it, Show
+// lists its devices, with the XDP programs on them. A Lab runs functions
+// and commands inside its namespaces.
 package topo
 
 import (
@@ -77,6 +81,15 @@ type Names struct{ SMF, GNB, UPF, DN, UPF2 string }
 // NamesOf gives the namespaces of the lab called name.
 func NamesOf(name string) Names {
 	return Names{SMF: name + "-smf", GNB: name + "-gnb", UPF: name + "-upf", DN: name + "-dn", UPF2: name + "-upf2"}
+}
+
+// all are the namespaces in the order they are built, UPF2 if it is set.
+func (n Names) all() []string {
+	ns := []string{n.SMF, n.GNB, n.UPF, n.DN}
+	if n.UPF2 != "" {
+		ns = append(ns, n.UPF2)
+	}
+	return ns
 }
 
 func mac(s string) net.HardwareAddr {

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"net"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/sluice-upf/sluice/lab/topo"
+)
+
+func TestWriteDevicesWarnsOfAVethWithoutXDP(t *testing.T) {
+	devs := []topo.Device{
+		{Namespace: "l-gnb", Name: "n3", MAC: topo.MACGNBN3, Up: true, Queues: 1,
+			Addrs: []netip.Prefix{netip.MustParsePrefix("198.18.3.1/24")}, Peer: "l-upf/n3"},
+		{Namespace: "l-upf", Name: "n3", MAC: topo.MACUPFN3, Up: true, Queues: 1,
+			Addrs: []netip.Prefix{netip.MustParsePrefix("198.18.3.2/24")}, Peer: "l-gnb/n3", XDP: []string{"xdp_n3#7 native"}},
+		{Namespace: "l-dn", Name: "lo", MAC: net.HardwareAddr{0, 0, 0, 0, 0, 0}, Up: true, Queues: 1},
+	}
+	var b strings.Builder
+	if err := writeDevices(&b, devs); err != nil {
+		t.Fatal(err)
+	}
+	want := `NAMESPACE  DEVICE  MAC                STATE  QUEUES  ADDRESSES      PEER      XDP
+l-gnb      n3      02:00:00:00:03:01  up     1       198.18.3.1/24  l-upf/n3  -
+l-upf      n3      02:00:00:00:03:02  up     1       198.18.3.2/24  l-gnb/n3  xdp_n3#7 native
+l-dn       lo      00:00:00:00:00:00  up     1       -              -         -
+note: l-gnb/n3 has no XDP program, so the veth drops what XDP on l-upf/n3 sends out of it
+`
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
+func TestTopoUsage(t *testing.T) {
+	for _, args := range [][]string{nil, {"sideways"}, {"up", "extra"}, {"up", "--queues", "x"}, {"down", "--n9"}} {
+		if err := runTopo(args); err == nil || !strings.Contains(err.Error(), "usage") {
+			t.Errorf("topo %q: %v, want a usage error", args, err)
+		}
+	}
+}

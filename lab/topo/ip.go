@@ -1,0 +1,56 @@
+package topo
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+)
+
+// ip runs iproute2's ip and returns what it printed. An error carries the
+// command line, what ip said and, where it is clear, what to do.
+func ip(args ...string) ([]byte, error) {
+	out, err := exec.Command("ip", args...).Output()
+	if err == nil {
+		return out, nil
+	}
+	said := ""
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		said = strings.TrimSpace(string(exit.Stderr))
+	}
+	hint := ""
+	switch {
+	case errors.Is(err, exec.ErrNotFound):
+		hint = " (install iproute2)"
+	case strings.Contains(said, "Operation not permitted"), strings.Contains(said, "Permission denied"):
+		hint = " (the lab needs root)"
+	}
+	return nil, fmt.Errorf("ip %s: %v: %s%s", strings.Join(args, " "), err, said, hint)
+}
+
+// ipJSON runs ip with -j and decodes what it printed into v.
+func ipJSON(v any, args ...string) error {
+	out, err := ip(append([]string{"-j"}, args...)...)
+	if err != nil {
+		return err
+	}
+	if len(strings.TrimSpace(string(out))) == 0 {
+		return nil // nothing to list
+	}
+	if err := json.Unmarshal(out, v); err != nil {
+		return fmt.Errorf("ip -j %s: unexpected output: %w", strings.Join(args, " "), err)
+	}
+	return nil
+}
+
+// ipAll runs each command in turn, stopping at the first that fails.
+func ipAll(cmds [][]string) error {
+	for _, c := range cmds {
+		if _, err := ip(c...); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,67 @@
+package smf
+
+import (
+	"net/netip"
+
+	"github.com/wmnsk/go-pfcp/ie"
+)
+
+// plain is the smallest session that forwards both ways and counts.
+type plain struct{ cfg *Config }
+
+// IDs of the plain session's rules.
+const (
+	plainUplinkPDR   = 1
+	plainDownlinkPDR = 2
+	plainUplinkFAR   = 1
+	plainDownlinkFAR = 2
+	plainQER         = 1
+	plainURR         = 1
+	plainQFI         = 9 // 5QI 9, the default bearer's, used as the QFI
+	plainChooseID    = 1
+)
+
+func (p plain) prepare(s *Session) {
+	s.QFI = plainQFI
+	if p.cfg.GiveUplinkTEIDs {
+		givenUplink(p.cfg, s)
+	}
+}
+
+func (p plain) establishment(s *Session) []*ie.IE {
+	ni := ie.NewNetworkInstance(p.cfg.DNN)
+	return []*ie.IE{
+		ie.NewCreatePDR(ie.NewPDRID(plainUplinkPDR), ie.NewPrecedence(255),
+			ie.NewPDI(ie.NewSourceInterface(ie.SrcInterfaceAccess), uplinkFTEID(s, fteidV4Choose, plainChooseID),
+				ni, ie.NewUEIPAddress(ueV4, s.UE.String(), "", 0, 0)),
+			ie.NewOuterHeaderRemoval(ohrGTPUDPIPv4, 0), ie.NewFARID(plainUplinkFAR),
+			ie.NewQERID(plainQER), ie.NewURRID(plainURR)),
+		ie.NewCreatePDR(ie.NewPDRID(plainDownlinkPDR), ie.NewPrecedence(255),
+			ie.NewPDI(ie.NewSourceInterface(ie.SrcInterfaceCore), ni, ie.NewUEIPAddress(ueV4Dest, s.UE.String(), "", 0, 0)),
+			ie.NewFARID(plainDownlinkFAR), ie.NewQERID(plainQER), ie.NewURRID(plainURR)),
+		ie.NewCreateFAR(ie.NewFARID(plainUplinkFAR), ie.NewApplyAction(actionForward),
+			ie.NewForwardingParameters(ie.NewDestinationInterface(ie.DstInterfaceCore), ni)),
+		ie.NewCreateFAR(ie.NewFARID(plainDownlinkFAR), ie.NewApplyAction(actionForward),
+			ie.NewForwardingParameters(ie.NewDestinationInterface(ie.DstInterfaceAccess), gtpuTunnel(s.DownlinkTEID, s.GNB))),
+		createQER(plainQER, mbr(p.cfg, nil), s.QFI),
+		// Volume only, reported when the session goes (no trigger).
+		ie.NewCreateURR(ie.NewURRID(plainURR), ie.NewMeasurementMethod(0, 1, 0), ie.NewReportingTriggers(0, 0, 0)),
+		ie.NewPDNType(ie.PDNTypeIPv4),
+	}
+}
+
+func (plain) uplinkPDR() uint16 { return plainUplinkPDR }
+
+func (plain) activates() bool { return false }
+
+func (plain) activation(*Session) []*ie.IE { return nil }
+
+// pathSwitch moves the downlink FAR to the target gNB's tunnel and asks
+// for End Markers on the old one.
+func (plain) pathSwitch(s *Session, to netip.Addr) []*ie.IE {
+	return []*ie.IE{
+		ie.NewUpdateFAR(ie.NewFARID(plainDownlinkFAR), ie.NewApplyAction(actionForward),
+			ie.NewUpdateForwardingParameters(ie.NewDestinationInterface(ie.DstInterfaceAccess),
+				gtpuTunnel(s.DownlinkTEID, to), ie.NewPFCPSMReqFlags(smReqSendEndMarkers))),
+	}
+}

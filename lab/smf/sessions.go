@@ -1,0 +1,307 @@
+package smf
+
+import (
+	"cmp"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"net/netip"
+	"slices"
+
+	"github.com/wmnsk/go-pfcp/ie"
+	"github.com/wmnsk/go-pfcp/message"
+)
+
+// Session is one PFCP session as the SMF drives it, with what the UPF
+// answered: what a traffic generator needs to send through it.
+type Session struct {
+	CPSEID uint64       // ours, in the CP F-SEID
+	UPSEID uint64       // the UPF's, from the UP F-SEID
+	UE     netip.Addr   // the UE's IPv4 address
+	UEv6   netip.Prefix // the UE's /64 in IPv4v6 profiles (open5gs); else zero
+	// UplinkTEID at UplinkAddr is the N3 tunnel into the UPF: chosen by
+	// the UPF (from its Created PDR), or given by the SMF.
+	UplinkTEID uint32
+	UplinkAddr netip.Addr
+	// DownlinkTEID at GNB is the N3 tunnel out of it; GNB changes with a
+	// path switch.
+	DownlinkTEID uint32
+	GNB          netip.Addr
+	QFI          uint8 // of the default QoS flow: on downlink G-PDUs
+
+	slot        int  // the slot its address and TEIDs come from
+	established bool // the UPF accepted it: its slot is freed on deletion
+}
+
+// errorf is an error about s.
+func (s *Session) errorf(format string, a ...any) error {
+	return fmt.Errorf("session %#x (UE %v): "+format, append([]any{s.CPSEID, s.UE}, a...)...)
+}
+
+// Sessions returns the established sessions, by CP SEID.
+func (c *Client) Sessions() []Session {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	live := c.liveLocked()
+	out := make([]Session, len(live))
+	for i, s := range live {
+		out[i] = *s
+	}
+	return out
+}
+
+// Establish establishes n new sessions as the profile's SMF does. Where
+// that leaves the downlink without a tunnel until the gNB has answered
+// (open5gs, free5gc), the modification the SMF then sends follows, in a
+// second phase ("activate"), so that every session forwards both ways.
+func (c *Client) Establish(ctx context.Context, n int) ([]Phase, error) {
+	c.turn.Lock()
+	defer c.turn.Unlock()
+	fresh, err := c.newSessions(n)
+	if err != nil {
+		return nil, err
+	}
+	est, err := c.run(ctx, "establish", fresh, c.establishment)
+	c.releaseUnestablished(fresh)
+	if err != nil || !c.flow.activates() {
+		return []Phase{est}, err
+	}
+	act, err := c.run(ctx, "activate", fresh, c.activation)
+	return []Phase{est, act}, err
+}
+
+// SwitchPath moves every session's downlink to the gNB at to, as the
+// profile's SMF does on a handover.
+func (c *Client) SwitchPath(ctx context.Context, to netip.Addr) (Phase, error) {
+	c.turn.Lock()
+	defer c.turn.Unlock()
+	return c.run(ctx, "switch to "+to.String(), c.live(), c.pathSwitch(to))
+}
+
+// Delete deletes every session.
+func (c *Client) Delete(ctx context.Context) (Phase, error) {
+	c.turn.Lock()
+	defer c.turn.Unlock()
+	return c.run(ctx, "delete", c.live(), c.deletion)
+}
+
+// live are the established sessions, by CP SEID.
+func (c *Client) live() []*Session {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.liveLocked()
+}
+
+// liveLocked is live with c.mu held.
+func (c *Client) liveLocked() []*Session {
+	out := make([]*Session, 0, len(c.sessions))
+	for _, s := range c.sessions {
+		out = append(out, s)
+	}
+	slices.SortFunc(out, func(a, b *Session) int { return cmp.Compare(a.CPSEID, b.CPSEID) })
+	return out
+}
+
+// newSessions makes n sessions on free slots, not yet established.
+func (c *Client) newSessions(n int) ([]*Session, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]*Session, 0, n)
+	for range n {
+		slot, ok := c.slots.take()
+		if !ok {
+			for _, s := range out {
+				c.slots.release(s.slot)
+			}
+			return nil, fmt.Errorf("smf: no room for %d more sessions: UE pool %v and TEIDs allow %d in all, %d in use",
+				n, c.cfg.UEPool, c.slots.limit, len(c.sessions))
+		}
+		out = append(out, c.newSession(slot))
+	}
+	return out, nil
+}
+
+// newSession is the session of slot, with a fresh CP SEID. Called with
+// c.mu held.
+func (c *Client) newSession(slot int) *Session {
+	c.lastCP++
+	s := &Session{CPSEID: c.lastCP, UE: ueAddr(c.cfg.UEPool, slot), GNB: c.cfg.GNB,
+		DownlinkTEID: c.cfg.DownlinkTEIDBase + uint32(slot), slot: slot}
+	c.flow.prepare(s)
+	return s
+}
+
+// releaseUnestablished gives back the slots of those of fresh that the
+// UPF did not establish; the others' go when they are deleted.
+func (c *Client) releaseUnestablished(fresh []*Session) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, s := range fresh {
+		if !s.established {
+			c.slots.release(s.slot)
+		}
+	}
+}
+
+// The requests, one function per kind, each with what its acceptance
+// changes.
+
+func (c *Client) establishment(s *Session) *op {
+	ies := append([]*ie.IE{c.nodeID, fseid(s.CPSEID, c.cfg.NodeID)}, c.flow.establishment(s)...)
+	return &op{sess: s, msg: message.NewSessionEstablishmentRequest(0, 0, 0, 0, 0, ies...),
+		onAccept: func(m message.Message) error { return c.established(s, m.(*message.SessionEstablishmentResponse)) }}
+}
+
+func (c *Client) activation(s *Session) *op {
+	return &op{sess: s, msg: modification(s, c.flow.activation(s))}
+}
+
+func (c *Client) pathSwitch(to netip.Addr) func(*Session) *op {
+	return func(s *Session) *op {
+		return &op{sess: s, msg: modification(s, c.flow.pathSwitch(s, to)),
+			onAccept: func(message.Message) error {
+				c.mu.Lock()
+				s.GNB = to
+				c.mu.Unlock()
+				return nil
+			}}
+	}
+}
+
+func (c *Client) deletion(s *Session) *op {
+	return &op{sess: s, msg: message.NewSessionDeletionRequest(0, 0, s.UPSEID, 0, 0),
+		onAccept: func(message.Message) error {
+			c.mu.Lock()
+			delete(c.sessions, s.CPSEID)
+			c.slots.release(s.slot)
+			c.mu.Unlock()
+			return nil
+		}}
+}
+
+func modification(s *Session, ies []*ie.IE) message.Message {
+	return message.NewSessionModificationRequest(0, 0, s.UPSEID, 0, 0, ies...)
+}
+
+// established records what the UPF answered: its SEID and, when it chose
+// it, the uplink F-TEID.
+func (c *Client) established(s *Session, r *message.SessionEstablishmentResponse) error {
+	if r.UPFSEID == nil {
+		return errors.New("no UP F-SEID")
+	}
+	up, err := r.UPFSEID.FSEID()
+	if err != nil {
+		return fmt.Errorf("UP F-SEID: %w", err)
+	}
+	s.UPSEID = up.SEID
+	if s.UplinkTEID == 0 {
+		f, err := createdFTEID(r.CreatedPDR, c.flow.uplinkPDR())
+		if err != nil {
+			return err
+		}
+		s.UplinkTEID = f.TEID
+		s.UplinkAddr, _ = netip.AddrFromSlice(f.IPv4Address.To4())
+	}
+	c.mu.Lock()
+	s.established = true
+	c.sessions[s.CPSEID] = s
+	c.mu.Unlock()
+	return nil
+}
+
+// createdFTEID is the IPv4 F-TEID the UPF chose for PDR id.
+func createdFTEID(created []*ie.IE, id uint16) (*ie.FTEIDFields, error) {
+	for _, c := range created {
+		kids, err := c.CreatedPDR()
+		if err != nil {
+			return nil, fmt.Errorf("Created PDR: %w", err)
+		}
+		if f := fteidOf(kids, id); f != nil {
+			if f.TEID == 0 || f.IPv4Address.To4() == nil {
+				return nil, fmt.Errorf("PDR %d: created F-TEID %+v has no TEID or no IPv4 address", id, f)
+			}
+			return f, nil
+		}
+	}
+	return nil, fmt.Errorf("no Created PDR with an F-TEID for PDR %d, which asked the UPF to choose one", id)
+}
+
+// fteidOf is the F-TEID among the IEs of a Created PDR, if it is PDR id's.
+func fteidOf(kids []*ie.IE, id uint16) *ie.FTEIDFields {
+	var f *ie.FTEIDFields
+	mine := false
+	for _, k := range kids {
+		switch k.Type {
+		case ie.PDRID:
+			got, err := k.PDRID()
+			mine = err == nil && got == id
+		case ie.FTEID:
+			f, _ = k.FTEID()
+		}
+	}
+	if !mine {
+		return nil
+	}
+	return f
+}
+
+func fseid(seid uint64, a netip.Addr) *ie.IE {
+	if a.Is4() {
+		return ie.NewFSEID(seid, a.AsSlice(), nil)
+	}
+	return ie.NewFSEID(seid, nil, a.AsSlice())
+}
+
+// slots numbers the sessions' addresses and TEIDs. The lowest free slot
+// is taken first, so that a population stays contiguous; a slot is freed
+// only once the UPF has accepted the deletion of its session.
+type slots struct {
+	used  []bool
+	low   int // no free slot below it
+	limit int
+}
+
+func (s *slots) take() (int, bool) {
+	for k := s.low; k < s.limit; k++ {
+		if k == len(s.used) {
+			s.used = append(s.used, false)
+		}
+		if !s.used[k] {
+			s.used[k] = true
+			s.low = k + 1
+			return k, true
+		}
+	}
+	return 0, false
+}
+
+func (s *slots) release(k int) {
+	s.used[k] = false
+	s.low = min(s.low, k)
+}
+
+// slotLimit is how many sessions the pools and TEID bases have room for.
+func slotLimit(cfg Config) int {
+	n := uint64(1)<<(32-cfg.UEPool.Bits()) - 2 // neither the pool's first nor its last address
+	if cfg.Profile == Open5GS {
+		n = min(n, uint64(1)<<min(64-cfg.UEPoolV6.Bits(), 32))
+	}
+	n = min(n, math.MaxUint32-uint64(cfg.DownlinkTEIDBase), (math.MaxUint32-uint64(cfg.UplinkTEIDBase))/2)
+	return int(min(n, 1<<24))
+}
+
+// ueAddr is the IPv4 address of slot k: the pool's k+1th.
+func ueAddr(pool netip.Prefix, k int) netip.Addr {
+	b := pool.Masked().Addr().As4()
+	binary.BigEndian.PutUint32(b[:], binary.BigEndian.Uint32(b[:])+1+uint32(k))
+	return netip.AddrFrom4(b)
+}
+
+// ueV6 is the IPv6 /64 of slot k: the pool's kth.
+func ueV6(pool netip.Prefix, k int) netip.Prefix {
+	b := pool.Masked().Addr().As16()
+	binary.BigEndian.PutUint64(b[:8], binary.BigEndian.Uint64(b[:8])+uint64(k))
+	return netip.PrefixFrom(netip.AddrFrom16(b), 64)
+}

@@ -1,0 +1,281 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Compared is a run and what to call it: its file.
+type Compared struct {
+	Label string
+	Run   *Run
+}
+
+// Compare writes runs side by side in Markdown: a table per step of the
+// first run, with a row per run that has a step of the same name and
+// kind, like the rows per UPF of the published comparisons. Ratios are to
+// the first run: Rx packet rates, NDRs, goodput and session rates (higher
+// is better), and round-trip times (lower is better).
+func Compare(w io.Writer, runs []Compared) error {
+	if len(runs) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	b.WriteString("# upflab compare\n\n")
+	legend := &table{header: []string{"#", "File", "UPF / Date", "Host", "Scenario"}}
+	for i, c := range runs {
+		legend.add(letter(i), cell(c.Label), upfDate(c.Run), cell(hostText(c.Run.Host)), cell(c.Run.Scenario))
+	}
+	legend.write(&b)
+	for _, s := range runs[0].Run.Steps {
+		if !s.hasResults() {
+			continue
+		}
+		fmt.Fprintf(&b, "## %s\n\n%s\n\n", cell(s.Name), cell(s.Setup))
+		compareStep(&b, s.Kind, matching(runs, s.Header))
+	}
+	notInFirst(&b, runs)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// letter is the #-column of run i: A, B, ... Z, AA, AB ...
+func letter(i int) string {
+	if i < 26 {
+		return string(rune('A' + i))
+	}
+	return letter(i/26-1) + letter(i%26)
+}
+
+// upfDate is the seed's "UPF / Date" cell.
+func upfDate(run *Run) string {
+	return cell(upfText(run.UPF)) + "<br>" + run.Started.UTC().Format("2006-01-02")
+}
+
+// compared is one run's step of a comparison, or nil where it has none.
+type compared struct {
+	label string // the run's letter
+	run   *Run
+	step  *Step
+}
+
+// hasResults says whether a step has results of its kind to compare.
+func (s *Step) hasResults() bool {
+	return s.Error == "" && (len(s.Throughput)+len(s.NDR)+len(s.Ping)+len(s.CBR)+len(s.Subscribers) > 0 || s.Churn != nil)
+}
+
+// matching finds in each run the step of h's name and kind that has
+// results.
+func matching(runs []Compared, h Header) []compared {
+	rows := make([]compared, len(runs))
+	for i, c := range runs {
+		rows[i] = compared{label: letter(i), run: c.Run}
+		for j := range c.Run.Steps {
+			if s := &c.Run.Steps[j]; s.Name == h.Name && s.Kind == h.Kind && s.hasResults() {
+				rows[i].step = s
+			}
+		}
+	}
+	return rows
+}
+
+// compareStep writes the table of one step; rows[0] is the first run's.
+func compareStep(b *strings.Builder, kind string, rows []compared) {
+	ratio := "x " + rows[0].label
+	switch kind {
+	case "throughput":
+		compareThroughput(b, rows, ratio)
+	case "ndr":
+		compareNDR(b, rows, ratio)
+	case "ping":
+		compareBySize(b, rows, ratio, "RTT avg<br>ms", func(s *Step) map[int]float64 {
+			return byKey(s.Ping, func(p Ping) (int, float64, bool) { return p.Size, p.AvgMs, p.Received > 0 })
+		})
+	case "cbr":
+		compareBySize(b, rows, ratio, "Goodput<br>Mbit/s", func(s *Step) map[int]float64 {
+			return byKey(s.CBR, func(c CBR) (int, float64, bool) { return c.Size, c.Mbps, true })
+		})
+	case "subscribers":
+		compareSubscribers(b, rows, ratio)
+	case "churn":
+		compareChurn(b, rows, ratio)
+	}
+}
+
+// over is a figure's ratio to the first run's, if both have it.
+func over(v, first float64, ok bool) *float64 {
+	if !ok || first == 0 {
+		return nil
+	}
+	r := v / first
+	return &r
+}
+
+func compareThroughput(b *strings.Builder, rows []compared, ratio string) {
+	t := &table{header: throughputHeader([]string{"#", "UPF / Date"}, ratio)}
+	first := rows[0].step.Throughput
+	addRows(t, rows, func(s *Step) []string {
+		return throughputCells(s.Throughput, func(m Measurement) *float64 {
+			f := byDirection(first, m.Direction)
+			return over(m.RxKpps, rxKpps(f), f != nil)
+		})
+	})
+	t.write(b)
+	fmt.Fprintf(b, "1. %s\n\n", cpuNote)
+}
+
+// addRows adds a row per run: label, UPF / date and cells of its step, or
+// that it has no such step. The first run always has it.
+func addRows(t *table, rows []compared, cells func(s *Step) []string) {
+	for _, r := range rows {
+		if r.step == nil {
+			t.add(append([]string{r.label, upfDate(r.run), "no such step"}, repeat("", len(t.header)-3)...)...)
+			continue
+		}
+		t.add(append([]string{r.label, upfDate(r.run)}, cells(r.step)...)...)
+	}
+}
+
+func rxKpps(m *Measurement) float64 {
+	if m == nil {
+		return 0
+	}
+	return m.RxKpps
+}
+
+func compareNDR(b *strings.Builder, rows []compared, ratio string) {
+	t := &table{header: []string{"#", "UPF / Date", "UpLink NDR<br>Gbps", "<br>Kpps", "<br>" + ratio,
+		"DownLink NDR<br>Gbps", "<br>Kpps", "<br>" + ratio}}
+	first := byKey(rows[0].step.NDR, func(x Search) (string, float64, bool) { return x.Direction, x.Result.RxKpps, x.Found })
+	addRows(t, rows, func(s *Step) []string {
+		return append(ndrCells(s.NDR, "uplink", first), ndrCells(s.NDR, "downlink", first)...)
+	})
+	t.write(b)
+}
+
+// ndrCells are one direction's NDR in Gbps and Kpps (Rx) and its ratio.
+func ndrCells(searches []Search, direction string, first map[string]float64) []string {
+	i := slices.IndexFunc(searches, func(s Search) bool { return s.Direction == direction })
+	switch {
+	case i < 0:
+		return repeat("–", 3)
+	case !searches[i].Found:
+		return []string{"none passed", "", ""}
+	}
+	m := searches[i].Result
+	f, ok := first[direction]
+	return []string{f2(m.RxGbps), f2(m.RxKpps), ratioText(over(m.RxKpps, f, ok))}
+}
+
+// compareBySize gives each size two columns, a figure and its ratio.
+func compareBySize(b *strings.Builder, rows []compared, ratio, figure string, values func(*Step) map[int]float64) {
+	var sizes []int
+	for _, r := range rows {
+		if r.step != nil {
+			for size := range values(r.step) {
+				if !slices.Contains(sizes, size) {
+					sizes = append(sizes, size)
+				}
+			}
+		}
+	}
+	slices.Sort(sizes)
+	t := &table{header: []string{"#", "UPF / Date"}}
+	for _, size := range sizes {
+		t.header = append(t.header, fmt.Sprintf("%d B<br>%s", size, figure), "<br>"+ratio)
+	}
+	first := values(rows[0].step)
+	addRows(t, rows, func(s *Step) []string {
+		mine := values(s)
+		var cells []string
+		for _, size := range sizes {
+			v, ok := mine[size]
+			f, firstOK := first[size]
+			if !ok {
+				cells = append(cells, "–", "")
+				continue
+			}
+			cells = append(cells, f2(v), ratioText(over(v, f, firstOK)))
+		}
+		return cells
+	})
+	t.write(b)
+}
+
+// byKey indexes the figures of list that apply.
+func byKey[T any, K comparable](list []T, figure func(T) (K, float64, bool)) map[K]float64 {
+	out := map[K]float64{}
+	for _, x := range list {
+		if k, v, ok := figure(x); ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// compareSubscribers keeps seed 003's columns, a row per run and count.
+func compareSubscribers(b *strings.Builder, rows []compared, ratio string) {
+	t := &table{header: []string{"Subscribers", "#", "UPF / Date", "upload speed(Gbps)", "upload packet loss",
+		"download speed(Gbps)", "download packet loss", ratio + "<br>up", ratio + "<br>down"}}
+	loads := func(r compared) map[int]SubscriberLoad {
+		out := map[int]SubscriberLoad{}
+		if r.step != nil {
+			for _, l := range r.step.Subscribers {
+				out[l.Subscribers] = l
+			}
+		}
+		return out
+	}
+	first := loads(rows[0])
+	var counts []int
+	for _, l := range rows[0].step.Subscribers {
+		counts = append(counts, l.Subscribers)
+	}
+	for _, n := range counts {
+		for _, r := range rows {
+			l, ok := loads(r)[n]
+			if !ok {
+				missing := "no such count"
+				if r.step == nil {
+					missing = "no such step"
+				}
+				t.add(strconv.Itoa(n), r.label, upfDate(r.run), missing, "", "", "", "", "")
+				continue
+			}
+			f := first[n]
+			t.add(strconv.Itoa(n), r.label, upfDate(r.run), f2(l.Uplink.RxGbps), seedLoss(l.Uplink.LossPct),
+				f2(l.Downlink.RxGbps), seedLoss(l.Downlink.LossPct),
+				ratioText(over(l.Uplink.RxKpps, f.Uplink.RxKpps, true)), ratioText(over(l.Downlink.RxKpps, f.Downlink.RxKpps, true)))
+		}
+	}
+	t.write(b)
+}
+
+func compareChurn(b *strings.Builder, rows []compared, ratio string) {
+	t := &table{header: []string{"#", "UPF / Date", "Achieved<br>/s", "<br>" + ratio, "Failed", "Setup p99<br>ms"}}
+	first := rows[0].step.Churn
+	addRows(t, rows, func(s *Step) []string {
+		c := s.Churn
+		return []string{f1(c.AchievedPerSecond), ratioText(over(c.AchievedPerSecond, first.AchievedPerSecond, true)),
+			strconv.Itoa(c.Failed), f2(c.SetupP99Ms)}
+	})
+	t.write(b)
+}
+
+// notInFirst lists the steps that only later runs have.
+func notInFirst(b *strings.Builder, runs []Compared) {
+	var extra []string
+	for i, c := range runs[1:] {
+		for _, s := range c.Run.Steps {
+			if s.hasResults() && matching(runs[:1], s.Header)[0].step == nil {
+				extra = append(extra, fmt.Sprintf("- %s (%s): %s", letter(i+1), cell(c.Label), cell(s.Name)))
+			}
+		}
+	}
+	if len(extra) > 0 {
+		fmt.Fprintf(b, "Steps that %s does not have, not compared:\n\n%s\n", letter(0), strings.Join(extra, "\n")+"\n")
+	}
+}

@@ -1,0 +1,156 @@
+package report
+
+import (
+	"encoding/csv"
+	"io"
+	"math"
+	"strconv"
+)
+
+// csvColumns are the CSV's columns, in order. A row fills those that apply
+// to its kind of measurement and leaves the rest empty.
+var csvColumns = []string{
+	"step", "kind", "through", "direction", "size", "subscribers", "trial", "passed",
+	"offered_kpps", "seconds", "tx_packets", "rx_packets", "tx_gbps", "tx_kpps", "rx_gbps", "rx_kpps",
+	"loss_pct", "latency_p50_us", "latency_p99_us", "latency_max_us", "cpu_pct", "ratio_to_reference",
+	"rtt_min_ms", "rtt_avg_ms", "rtt_max_ms", "rtt_mdev_ms", "goodput_pps", "goodput_mbps",
+	"target_per_second", "sessions_per_second", "failed", "setup_p50_ms", "setup_p99_ms", "error",
+}
+
+// row is one CSV row by column name.
+type row map[string]string
+
+// WriteCSV writes one row per measurement: a direction of a throughput
+// step, an NDR trial and the NDR itself (trial empty), a ping or cbr size,
+// a direction at a subscriber count, a churn step. "through" says whether
+// the UPF under test or the reference forwarder carried the traffic.
+func WriteCSV(w io.Writer, run *Run) error {
+	out := csv.NewWriter(w)
+	if err := out.Write(csvColumns); err != nil {
+		return err
+	}
+	for _, s := range run.Steps {
+		for _, r := range stepRows(s) {
+			r["step"], r["kind"] = s.Name, s.Kind
+			line := make([]string, len(csvColumns))
+			for i, c := range csvColumns {
+				line[i] = r[c]
+			}
+			if err := out.Write(line); err != nil {
+				return err
+			}
+		}
+	}
+	out.Flush()
+	return out.Error()
+}
+
+func stepRows(s Step) []row {
+	var rows []row
+	if s.Error != "" {
+		rows = append(rows, row{"error": s.Error})
+	}
+	for _, m := range s.Throughput {
+		rows = append(rows, measurementRows(m, row{})...)
+	}
+	for _, search := range s.NDR {
+		rows = append(rows, searchRows(search, "upf")...)
+		if search.Reference != nil {
+			rows = append(rows, searchRows(*search.Reference, "reference")...)
+		}
+	}
+	for _, p := range s.Ping {
+		rows = append(rows, pingRow(p))
+	}
+	for _, c := range s.CBR {
+		rows = append(rows, cbrRow(c))
+	}
+	for _, l := range s.Subscribers {
+		for _, m := range []Measurement{l.Uplink, l.Downlink} {
+			rows = append(rows, measurementRows(m, row{"subscribers": strconv.Itoa(l.Subscribers)})...)
+		}
+	}
+	if s.Churn != nil {
+		rows = append(rows, churnRow(*s.Churn))
+	}
+	return rows
+}
+
+// measurementRows is m's row, marked with extra, and its reference's.
+func measurementRows(m Measurement, extra row) []row {
+	rows := []row{measurementRow(m, "upf", extra)}
+	if m.Reference != nil {
+		rows = append(rows, measurementRow(*m.Reference, "reference", extra))
+	}
+	return rows
+}
+
+func measurementRow(m Measurement, through string, extra row) row {
+	r := row{
+		"through": through, "direction": m.Direction, "size": m.Size,
+		"offered_kpps": num(m.OfferedKpps), "seconds": num(m.Seconds),
+		"tx_packets": count(m.TxPackets), "rx_packets": count(m.RxPackets),
+		"tx_gbps": num(m.TxGbps), "tx_kpps": num(m.TxKpps), "rx_gbps": num(m.RxGbps), "rx_kpps": num(m.RxKpps),
+		"loss_pct": num(m.LossPct),
+	}
+	if l := m.Latency; l != nil {
+		r["latency_p50_us"], r["latency_p99_us"], r["latency_max_us"] = num(l.P50), num(l.P99), num(l.Max)
+	}
+	if m.CPU != nil {
+		r["cpu_pct"] = num(m.CPU.TotalPct)
+	}
+	if m.RatioToReference != nil {
+		r["ratio_to_reference"] = num(*m.RatioToReference)
+	}
+	for k, v := range extra {
+		r[k] = v
+	}
+	return r
+}
+
+// searchRows are a search's trials and then its result.
+func searchRows(s Search, through string) []row {
+	var rows []row
+	for i, t := range s.Trials {
+		rows = append(rows, measurementRow(t.Measurement, through,
+			row{"trial": strconv.Itoa(i + 1), "passed": strconv.FormatBool(t.Passed)}))
+	}
+	result := measurementRow(s.Result, through, row{"passed": strconv.FormatBool(s.Found)})
+	result["direction"], result["size"] = s.Direction, s.Size
+	if s.RatioToReference != nil {
+		result["ratio_to_reference"] = num(*s.RatioToReference)
+	}
+	return append(rows, result)
+}
+
+func pingRow(p Ping) row {
+	return row{
+		"through": "upf", "size": strconv.Itoa(p.Size), "seconds": num(p.TimeMs / 1e3),
+		"tx_packets": strconv.Itoa(p.Transmitted), "rx_packets": strconv.Itoa(p.Received), "loss_pct": num(p.LossPct),
+		"rtt_min_ms": num(p.MinMs), "rtt_avg_ms": num(p.AvgMs), "rtt_max_ms": num(p.MaxMs), "rtt_mdev_ms": num(p.MdevMs),
+	}
+}
+
+func cbrRow(c CBR) row {
+	return row{
+		"through": "upf", "size": strconv.Itoa(c.Size), "offered_kpps": num(c.OfferedKpps), "seconds": num(c.Seconds),
+		"tx_packets": count(c.Sent), "rx_packets": count(c.Received), "loss_pct": num(c.LossPct),
+		"goodput_pps": num(c.PPS), "goodput_mbps": num(c.Mbps),
+	}
+}
+
+func churnRow(c Churn) row {
+	return row{
+		"through": "upf", "seconds": num(c.Seconds),
+		"target_per_second": num(c.TargetPerSecond), "sessions_per_second": num(c.AchievedPerSecond),
+		"failed": strconv.Itoa(c.Failed), "setup_p50_ms": num(c.SetupP50Ms), "setup_p99_ms": num(c.SetupP99Ms),
+	}
+}
+
+// num writes a figure with at most six decimals, so that float noise
+// does not reach the file.
+func num(v float64) string {
+	return strconv.FormatFloat(math.Round(v*1e6)/1e6, 'f', -1, 64)
+}
+
+func count(n uint64) string { return strconv.FormatUint(n, 10) }

@@ -1,0 +1,317 @@
+package report
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"image"
+	"image/png"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluice-upf/sluice/lab/cpu"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata from the current output")
+
+// golden compares got with testdata/name, or rewrites it under -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v; run go test -update to write it", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the output; if the change is meant, run go test -update and review the diff\n--- got:\n%s", path, got)
+	}
+}
+
+var started = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+
+// cpuAt is the CPU of a UPF whose process used process % and whose core 1
+// spent softirq % in softirq.
+func cpuAt(process, softirq float64) *CPU {
+	return CPUOf(cpu.Usage{Process: process, Cores: []cpu.Core{
+		{CPU: 0, Busy: 99, Softirq: 12},
+		{CPU: 1, Busy: softirq + 5, Softirq: softirq},
+	}}, 1)
+}
+
+// measured is a measurement of 5 s at size bytes a frame.
+func measured(direction string, size uint64, tx, rx uint64) Measurement {
+	frame := size + 42 // Ethernet, IPv4 and UDP headers
+	if direction == "uplink" {
+		frame += 44 // the tunnel on the way in
+	}
+	return NewMeasurement(direction, "1400", 0, 5*time.Second, tx, tx*frame, rx, rx*(size+42))
+}
+
+// withReference gives m a reference that received refRx of the same
+// packets in the same time.
+func withReference(m Measurement, refRx uint64) Measurement {
+	ref := m
+	ref.RxPackets, ref.LossPct = refRx, lossPct(m.TxPackets, refRx)
+	ref.RxKpps = float64(refRx) / m.Seconds / 1e3
+	ref.RxGbps = m.RxGbps * float64(refRx) / float64(m.RxPackets)
+	ref.CPU, ref.Latency = nil, nil
+	m.Reference = &ref
+	return m
+}
+
+// fixedRun is a run with every kind of step, as `upflab run` would fill it.
+func fixedRun() *Run {
+	run := &Run{
+		Format: FormatVersion, Scenario: "default", Started: started, Finished: started.Add(92 * time.Second),
+		Host:     Host{Name: "lab1", Kernel: "Linux 6.18.0", CPUModel: "Intel(R) Xeon(R) CPU @ 2.20GHz", CPUs: 2},
+		UPF:      UPF{Name: "upfd", Version: "v0.4.0"},
+		Sessions: Sessions{Count: 1000, Profile: "plain", Flows: 1, PerSecond: 15230},
+	}
+	run.Place(0, "generator, sink")
+	run.Place(1, "upfd: n3 and n6 queues, XDP in softirq")
+
+	up := withReference(measured("uplink", 1400, 9_000_000, 8_100_000), 9_000_000)
+	up.CPU, up.Latency = cpuAt(0.4, 61.5), &Latency{P50: 38.2, P99: 121.7, Max: 904}
+	down := withReference(measured("downlink", 1400, 9_500_000, 9_500_000), 9_500_000)
+	down.CPU = cpuAt(0.2, 55.25)
+	run.AddThroughput(Header{Name: "throughput both 1400 B max", Kind: "throughput", Setup: "both, 1400 B, max, 5s each"}, up, down)
+
+	ndr := Header{Name: "ndr both 1400 B", Kind: "ndr", Setup: "both, 1400 B, loss <= 0%, 1s trials, at most 8, resolution 10kpps"}
+	trial := func(direction string, offered float64, tx, rx uint64, passed bool) Trial {
+		m := NewMeasurement(direction, "1400", offered, time.Second, tx, tx*1486, rx, rx*1442)
+		return Trial{Measurement: m, Passed: passed}
+	}
+	search := NewSearch("uplink", "1400", 0, []Trial{
+		trial("uplink", 0, 1_800_000, 1_620_000, false), trial("uplink", 900, 900_000, 900_000, true),
+		trial("uplink", 1350, 1_350_000, 1_349_990, false), trial("uplink", 1125, 1_125_000, 1_125_000, true),
+	})
+	ref := NewSearch("uplink", "1400", 0, []Trial{trial("uplink", 0, 1_800_000, 1_800_000, true)})
+	search.Reference = &ref
+	run.AddNDR(ndr, search)
+	run.AddNDR(ndr, NewSearch("downlink", "1400", 0, []Trial{trial("downlink", 0, 1_800_000, 1_000_000, false)}))
+
+	ms := time.Millisecond
+	run.AddPing(Header{Name: "ping 64-1400 B", Kind: "ping", Setup: "64-1400 B, 4 each, 10ms apart"},
+		NewPing("198.18.7.10", 64, 4, []time.Duration{46 * ms / 1000, 49 * ms / 1000, 83 * ms / 1000, 48 * ms / 1000}, 31*ms),
+		NewPing("198.18.7.10", 512, 4, []time.Duration{60 * ms / 1000, 62 * ms / 1000, 70 * ms / 1000}, 32*ms),
+		NewPing("198.18.7.10", 1400, 4, []time.Duration{91 * ms / 1000, 95 * ms / 1000, 99 * ms / 1000, 97 * ms / 1000}, 31*ms))
+
+	cbr := Header{Name: "cbr 64-1400 B max", Kind: "cbr", Setup: "64-1400 B, max, 2s each"}
+	for _, c := range []struct {
+		size           int
+		sent, received uint64
+	}{{64, 4_000_000, 3_900_000}, {256, 3_800_000, 3_800_000}, {512, 3_500_000, 3_500_000}, {1400, 2_400_000, 2_399_000}} {
+		run.AddCBR(cbr, NewCBR(c.size, 0, 2*time.Second, c.sent, c.received))
+	}
+
+	subs := Header{Name: "subscribers 100-2000", Kind: "subscribers", Setup: "100-2000 subscribers, 10s each"}
+	for _, s := range []struct {
+		count                  int
+		upLost, downLost, refs uint64
+	}{{100, 0, 0, 0}, {500, 12, 0, 0}, {1000, 90_000, 20_000, 0}, {2000, 2_000_000, 1_500_000, 300_000}} {
+		upTx, downTx := uint64(422*10*s.count), uint64(696*10*s.count)
+		l := SubscriberLoad{Subscribers: s.count,
+			Uplink:   NewMeasurement("uplink", "model", 0, 10*time.Second, upTx, upTx*663, upTx-s.upLost, (upTx-s.upLost)*619),
+			Downlink: NewMeasurement("downlink", "model", 0, 10*time.Second, downTx, downTx*709, downTx-s.downLost, (downTx-s.downLost)*753),
+			CPU:      cpuAt(0.3, 20+float64(s.count)/40),
+		}
+		l.Uplink = withReference(l.Uplink, upTx-s.refs)
+		l.Downlink = withReference(l.Downlink, downTx-s.refs)
+		run.AddSubscribers(subs, l)
+	}
+
+	run.AddChurn(Header{Name: "churn 100/s", Kind: "churn", Setup: "100/s for 10s"}, Churn{
+		TargetPerSecond: 100, AchievedPerSecond: 99.8, Seconds: 10, Established: 998, Deleted: 998, Failed: 2,
+		SetupP50Ms: 0.41, SetupP99Ms: 2.35,
+	})
+	run.AddError(Header{Name: "throughput uplink 64 B max", Kind: "throughput", Setup: "uplink, 64 B, max, 5s each"},
+		errors.New("generator: attach to n3: no such device"))
+	return run
+}
+
+// TestWriters compares each format's output for fixedRun with its golden
+// file.
+func TestWriters(t *testing.T) {
+	for file, write := range map[string]func(io.Writer, *Run) error{
+		"run.json": WriteJSON,
+		"run.csv":  WriteCSV,
+		"run.md":   WriteMarkdown,
+	} {
+		t.Run(file, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := write(&b, fixedRun()); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, file, b.Bytes())
+		})
+	}
+}
+
+func TestJSONReadsBackTheSame(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Write(fixedRun(), dir, []string{"json"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadJSON(filepath.Join(dir, "run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fixedRun(); !reflect.DeepEqual(got, want) {
+		t.Errorf("read back %+v\nwant %+v", got, want)
+	}
+}
+
+func TestReadJSONRefusesOtherFiles(t *testing.T) {
+	dir := t.TempDir()
+	for name, text := range map[string]string{
+		"not-json.json":   "Global Statistics\n",
+		"other.json":      `{"format": "trex/3"}`,
+		"no-format.json":  `{"scenario": "x"}`,
+		"wrong-type.json": `{"format": "upflab-run/1", "steps": 3}`,
+	} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ReadJSON(path); !errors.Is(err, ErrFormat) || !strings.HasPrefix(err.Error(), path+": ") {
+			t.Errorf("%s: got %v; want ErrFormat, prefixed with the path", name, err)
+		}
+	}
+}
+
+func TestRatioToReference(t *testing.T) {
+	run := fixedRun()
+	up := run.Steps[0].Throughput[0]
+	if up.RatioToReference == nil || *up.RatioToReference != 0.9 {
+		t.Errorf("uplink ratio %v; want 0.9: 8.1 M of the reference's 9 M packets", up.RatioToReference)
+	}
+	search := run.Steps[1].NDR[0]
+	if !search.Found || search.Result.OfferedKpps != 1125 {
+		t.Errorf("NDR found %v at %v kpps; want the passing trial at the highest offer, 1125", search.Found, search.Result.OfferedKpps)
+	}
+	if r := search.RatioToReference; r == nil || *r != 0.625 {
+		t.Errorf("NDR ratio %v; want 1125/1800 = 0.625", r)
+	}
+	if down := run.Steps[1].NDR[1]; down.Found || down.RatioToReference != nil {
+		t.Errorf("a search where no trial passed: found %v, ratio %v; want neither", down.Found, down.RatioToReference)
+	}
+}
+
+func TestNewPingIsPingsSummary(t *testing.T) {
+	us := time.Microsecond
+	p := NewPing("198.18.7.10", 56, 10, []time.Duration{285 * us, 292 * us, 282 * us, 221 * us, 319 * us,
+		219 * us, 260 * us, 232 * us, 261 * us, 258 * us}, 9215*time.Millisecond)
+	// The replies of seed 001's ping, which says 0.219/0.262/0.319/0.030 ms
+	// from times it kept finer than it printed; from these, avg is 262.9 µs
+	// and mdev, the standard deviation, 30.86 µs.
+	var b strings.Builder
+	pingSummary(&b, p)
+	want := "PING 198.18.7.10 (198.18.7.10) 56(84) bytes of data.\n" +
+		"--- 198.18.7.10 ping statistics ---\n" +
+		"10 packets transmitted, 10 received, 0% packet loss, time 9215ms\n" +
+		"rtt min/avg/max/mdev = 0.219/0.263/0.319/0.031 ms\n\n"
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
+func TestPlots(t *testing.T) {
+	want := map[string][2]int{
+		"03-ping-rtt.png":         {PlotWidth, ChartHeight},
+		"04-cbr-pps.png":          {PlotWidth, ChartHeight},
+		"04-cbr-mbps.png":         {PlotWidth, ChartHeight},
+		"05-subscribers-load.png": {PlotWidth, 2 * PanelHeight},
+	}
+	dir := t.TempDir()
+	files, err := Write(fixedRun(), dir, []string{"png"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != len(want) {
+		t.Errorf("wrote %v; want %d plots", files, len(want))
+	}
+	for _, path := range files {
+		size, ok := want[filepath.Base(path)]
+		if !ok {
+			t.Errorf("unexpected plot %s", path)
+			continue
+		}
+		img := decodePNG(t, path)
+		if got := img.Bounds().Size(); got != image.Pt(size[0], size[1]) {
+			t.Errorf("%s is %v; want %dx%d", path, got, size[0], size[1])
+		}
+		if colors := distinctColors(img); colors < 20 {
+			t.Errorf("%s has %d colours; want text, lines and anti-aliasing", path, colors)
+		}
+	}
+}
+
+func decodePNG(t *testing.T, path string) image.Image {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("%s does not decode as PNG: %v", path, err)
+	}
+	return img
+}
+
+func distinctColors(img image.Image) int {
+	seen := map[[4]uint32]bool{}
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y += 3 {
+		for x := b.Min.X; x < b.Max.X; x += 3 {
+			r, g, bl, a := img.At(x, y).RGBA()
+			seen[[4]uint32{r, g, bl, a}] = true
+		}
+	}
+	return len(seen)
+}
+
+func TestWriteAllFormats(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "default-20261122-100000")
+	files, err := Write(fixedRun(), dir, Formats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"run.json", "run.csv", "run.md", "03-ping-rtt.png"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("%s not written: %v (wrote %v)", name, err, files)
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "run.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "![Round-trip time by size: ping 64-1400 B](03-ping-rtt.png)") {
+		t.Error("run.md does not show the plots written beside it")
+	}
+	if _, err := Write(fixedRun(), dir, []string{"html"}); err == nil {
+		t.Error("Write took the unknown format html")
+	}
+}
+
+func TestThisHost(t *testing.T) {
+	h := ThisHost()
+	if h.CPUs < 1 || !strings.HasPrefix(h.Kernel, "Linux ") {
+		t.Errorf("ThisHost() = %+v; want the CPU count and the Linux release", h)
+	}
+	if got := cpuModel([]byte("processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R) CPU @ 2.20GHz\n")); got != "Intel(R) Xeon(R) CPU @ 2.20GHz" {
+		t.Errorf("cpuModel = %q", got)
+	}
+}

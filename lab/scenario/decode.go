@@ -1,0 +1,553 @@
+package scenario
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/sluice-upf/sluice/lab/report"
+	"github.com/sluice-upf/sluice/lab/smf"
+)
+
+// decode reads data over s, which holds the defaults, and records in
+// s.src the line of every key and list item it meets. It stops at the
+// first problem, so problems come in file order.
+func decode(s *Scenario, data []byte) error {
+	d := &decoder{src: s.src}
+	root, err := d.document(data)
+	if err != nil {
+		return err
+	}
+	if root == nil {
+		return &Error{File: s.src.file, Line: 1, Msg: "the file is empty; a scenario needs at least steps:"}
+	}
+	return d.scenario(root, s)
+}
+
+// decoder walks the YAML tree of one file.
+type decoder struct {
+	src *source
+}
+
+func (d *decoder) fail(line int, path, format string, args ...any) error {
+	return &Error{File: d.src.file, Line: line, Key: path, Msg: fmt.Sprintf(format, args...)}
+}
+
+// document returns the content of the file's one document, or nil if it
+// holds only comments or null. A second document is refused: its keys
+// would otherwise be ignored without a word.
+func (d *decoder) document(data []byte) (*yaml.Node, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var first *yaml.Node
+	for {
+		var doc yaml.Node
+		err := dec.Decode(&doc)
+		switch {
+		case errors.Is(err, io.EOF):
+			return first, nil
+		case err != nil:
+			return nil, d.syntaxError(err)
+		case len(doc.Content) == 0 || isNull(doc.Content[0]):
+		case first != nil:
+			return nil, d.fail(doc.Content[0].Line, "", "a second YAML document starts here; a scenario is one, so remove the \"---\" above it")
+		default:
+			first = doc.Content[0]
+		}
+	}
+}
+
+// syntaxError turns yaml.v3's "yaml: line 3: ..." into ours. yaml.v3 leaves
+// out "line 1", as it counts lines from 0 and names only the others.
+func (d *decoder) syntaxError(err error) error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	line := 1
+	if rest, ok := strings.CutPrefix(msg, "line "); ok {
+		number, after, _ := strings.Cut(rest, ": ")
+		if n, convErr := strconv.Atoi(number); convErr == nil {
+			line, msg = n, after
+		}
+	}
+	msg = strings.Join(strings.Fields(msg), " ")
+	return d.fail(line, "", "invalid YAML: %s; check the indentation, colons and quotes on this line and the one before", msg)
+}
+
+func isNull(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
+}
+
+// kindName says what a node is in the user's words.
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.AliasNode:
+		return "an alias"
+	}
+	return "a single value"
+}
+
+// want checks that n, at path, is of kind; shape says what to write.
+func (d *decoder) want(n *yaml.Node, kind yaml.Kind, path, shape string) error {
+	switch {
+	case n.Kind == yaml.AliasNode:
+		// An alias may point at its own ancestor; refusing them keeps the
+		// walk finite and the file readable.
+		return d.fail(n.Line, path, "aliases are not supported; write the value out in full")
+	case n.Kind != kind:
+		return d.fail(n.Line, path, "got %s; want %s", kindName(n), shape)
+	}
+	return nil
+}
+
+// A field is a key of a mapping and how to read its value.
+type field struct {
+	key string
+	set func(n *yaml.Node, path string) error
+}
+
+// mapping reads the mapping n at path field by field, in file order. Null
+// is an empty mapping. It refuses other kinds, merge keys, repeated keys
+// and keys not in fields; what names the mapping in the hint ("a ping
+// step"), and others are keys that belong elsewhere, to say so.
+func (d *decoder) mapping(n *yaml.Node, path, what string, fields []field, others map[string]string) error {
+	if isNull(n) {
+		return nil
+	}
+	known := make([]string, len(fields))
+	for i, f := range fields {
+		known[i] = f.key
+	}
+	if err := d.want(n, yaml.MappingNode, path, what+" with keys such as "+strings.Join(known[:min(2, len(known))], " and ")); err != nil {
+		return err
+	}
+	firstLine := map[string]int{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key, value := n.Content[i], n.Content[i+1]
+		at, err := d.key(key, path, what, known, others, firstLine)
+		if err != nil {
+			return err
+		}
+		sub := keyPath(path, key.Value)
+		firstLine[key.Value] = key.Line
+		d.src.lines[sub] = key.Line
+		if err := fields[at].set(value, sub); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// key checks one key of the mapping at path and returns its field's index.
+func (d *decoder) key(key *yaml.Node, path, what string, known []string, others map[string]string,
+	firstLine map[string]int) (int, error) {
+	switch {
+	case key.Kind != yaml.ScalarNode:
+		return 0, d.fail(key.Line, path, "a key is %s; keys are plain names: %s", kindName(key), orList(known))
+	case key.ShortTag() == "!!merge":
+		return 0, d.fail(key.Line, keyPath(path, "<<"), "merge keys are not supported; write the keys out in full")
+	}
+	at := slices.Index(known, key.Value)
+	if at < 0 {
+		return 0, d.fail(key.Line, keyPath(path, quoteKey(key.Value)), "%s", unknownKey(key.Value, what, known, others))
+	}
+	if first, seen := firstLine[key.Value]; seen {
+		return 0, d.fail(key.Line, keyPath(path, key.Value), "set twice (first on line %d); keep one", first)
+	}
+	return at, nil
+}
+
+// unknownKey says what is wrong with key and what the mapping takes,
+// suggesting the known key it was likely meant to be.
+func unknownKey(key, what string, known []string, others map[string]string) string {
+	takes := fmt.Sprintf("%s takes %s", what, orList(known))
+	if owner, ok := others[key]; ok {
+		return fmt.Sprintf("a key of %s, not here; %s", owner, takes)
+	}
+	if near := nearest(key, known); near != "" {
+		return fmt.Sprintf("unknown key; did you mean %s? %s", near, takes)
+	}
+	return "unknown key; " + takes
+}
+
+// nearest is the word of known within two edits of key, or "".
+func nearest(key string, known []string) string {
+	best, bestDistance := "", 3
+	for _, k := range known {
+		if dist := editDistance(strings.ToLower(key), k); dist < bestDistance {
+			best, bestDistance = k, dist
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
+// quoteKey shows a key as written when that is safe on one line.
+func quoteKey(key string) string {
+	quoted := strconv.Quote(key)
+	if key == "" || strings.ContainsAny(key, " .[]") || quoted[1:len(quoted)-1] != key {
+		return quote(key)
+	}
+	return key
+}
+
+// each reads every item of the list n at path. Null is an empty list.
+func (d *decoder) each(n *yaml.Node, path, shape string, read func(item *yaml.Node, path string) error) error {
+	if isNull(n) {
+		return nil
+	}
+	if err := d.want(n, yaml.SequenceNode, path, shape); err != nil {
+		return err
+	}
+	for i, item := range n.Content {
+		sub := itemPath(path, i)
+		d.src.lines[sub] = item.Line
+		if err := read(item, sub); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// scalarAs reads the single value n at path with parse, whose errors
+// explain themselves. Null reads as "".
+func scalarAs[T any](d *decoder, n *yaml.Node, path, shape string, parse func(string) (T, error)) (T, error) {
+	var zero T
+	if err := d.want(n, yaml.ScalarNode, path, shape); err != nil {
+		return zero, err
+	}
+	text := n.Value
+	if isNull(n) {
+		text = ""
+	}
+	v, err := parse(text)
+	if err != nil {
+		return zero, d.fail(n.Line, path, "%v", err)
+	}
+	return v, nil
+}
+
+// value is a field setter that reads one value into dst.
+func value[T any](d *decoder, dst *T, shape string, parse func(string) (T, error)) func(*yaml.Node, string) error {
+	return func(n *yaml.Node, path string) error {
+		v, err := scalarAs(d, n, path, shape, parse)
+		if err == nil {
+			*dst = v
+		}
+		return err
+	}
+}
+
+// values is a field setter that reads a list of single values into dst;
+// a single value is a list of one. The list may not be empty.
+func values[T any](d *decoder, dst *[]T, shape string, parse func(string) (T, error)) func(*yaml.Node, string) error {
+	return func(n *yaml.Node, path string) error {
+		if n.Kind == yaml.ScalarNode && !isNull(n) {
+			n = &yaml.Node{Kind: yaml.SequenceNode, Line: n.Line, Content: []*yaml.Node{n}}
+		}
+		list := []T{}
+		err := d.each(n, path, "a list such as ["+shape+"]", func(item *yaml.Node, sub string) error {
+			v, err := scalarAs(d, item, sub, shape, parse)
+			list = append(list, v)
+			return err
+		})
+		switch {
+		case err != nil:
+			return err
+		case len(list) == 0:
+			return d.fail(n.Line, path, "empty; want a list such as [%s]", shape)
+		}
+		*dst = list
+		return nil
+	}
+}
+
+func (d *decoder) scenario(root *yaml.Node, s *Scenario) error {
+	return d.mapping(root, "", "a scenario", []field{
+		{"name", value(d, &s.Name, "a name such as smoke", parseName(64))},
+		{"topology", func(n *yaml.Node, path string) error { return d.topology(n, path, &s.Topology) }},
+		{"upf", func(n *yaml.Node, path string) error { return d.upf(n, path, &s.UPF) }},
+		{"reference", value(d, &s.Reference, "true or false", parseBool)},
+		{"sessions", func(n *yaml.Node, path string) error { return d.sessions(n, path, &s.Sessions) }},
+		{"steps", func(n *yaml.Node, path string) error { return d.steps(n, path, &s.Steps) }},
+		{"outputs", func(n *yaml.Node, path string) error { return d.outputs(n, path, &s.Outputs) }},
+	}, nil)
+}
+
+func (d *decoder) topology(n *yaml.Node, path string, t *Topology) error {
+	return d.mapping(n, path, "topology", []field{
+		{"name", value(d, &t.Name, "a name such as upflab", parseName(24))},
+		{"n9", value(d, &t.N9, "true or false", parseBool)},
+		{"queues", value(d, &t.Queues, "a number such as 2", parseCount(countRange{1, 64}))},
+	}, nil)
+}
+
+// upf reads the UPF under test: a kind alone (upf: upfd), or a mapping.
+func (d *decoder) upf(n *yaml.Node, path string, u *UPF) error {
+	kinds := oneOf("a UPF kind", UPFBuiltIn, UPFReference, UPFCommand)
+	if n.Kind == yaml.ScalarNode && !isNull(n) {
+		return value(d, &u.Kind, "upfd, reference or command", kinds)(n, path)
+	}
+	var configNode *yaml.Node
+	err := d.mapping(n, path, "upf", []field{
+		{"kind", value(d, &u.Kind, "upfd, reference or command", kinds)},
+		{"command", value(d, &u.Command, "a command line such as eupf --config {config}", parseText)},
+		{"config", func(n *yaml.Node, path string) error { configNode = n; return nil }},
+		{"name", value(d, &u.Name, "a name such as eUPF", parseText)},
+		{"version", value(d, &u.Version, "a version such as v0.6.4", parseText)},
+		{"startup", value(d, &u.Startup, "a duration such as 10s", parseDuration)},
+	}, nil)
+	if err != nil {
+		return err
+	}
+	if u.Command != "" && d.src.line(keyPath(path, "kind")) == 0 {
+		u.Kind = UPFCommand // a command says what kind it is
+	}
+	if configNode == nil || isNull(configNode) {
+		return nil
+	}
+	u.Config, err = d.upfConfig(configNode, keyPath(path, "config"), u.Kind)
+	return err
+}
+
+// upfConfig reads upf.config: upfd.yaml keys for upfd, the text of a file
+// for a command. Validate checks upfd's keys, by the lines noted here.
+func (d *decoder) upfConfig(n *yaml.Node, path, kind string) ([]byte, error) {
+	switch kind {
+	case UPFBuiltIn:
+		if err := d.want(n, yaml.MappingNode, path, "a mapping of upfd.yaml keys, e.g. {max_sessions: 200000}"); err != nil {
+			return nil, err
+		}
+		if err := d.noteLines(n, path); err != nil {
+			return nil, err
+		}
+		return yaml.Marshal(n)
+	case UPFCommand:
+		if err := d.want(n, yaml.ScalarNode, path, "the text of the UPF's config file, after config: |"); err != nil {
+			return nil, err
+		}
+		return []byte(n.Value), nil
+	}
+	return nil, d.fail(n.Line, path, "the reference forwarder takes no config; remove it")
+}
+
+// noteLines records the line of every key and item below n, whose keys
+// another parser checks.
+func (d *decoder) noteLines(n *yaml.Node, path string) error {
+	switch n.Kind {
+	case yaml.AliasNode:
+		return d.fail(n.Line, path, "aliases are not supported; write the value out in full")
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			sub := keyPath(path, n.Content[i].Value)
+			d.src.lines[sub] = n.Content[i].Line
+			if err := d.noteLines(n.Content[i+1], sub); err != nil {
+				return err
+			}
+		}
+	case yaml.SequenceNode:
+		for i, item := range n.Content {
+			sub := itemPath(path, i)
+			d.src.lines[sub] = item.Line
+			if err := d.noteLines(item, sub); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (d *decoder) sessions(n *yaml.Node, path string, s *Sessions) error {
+	return d.mapping(n, path, "sessions", []field{
+		{"count", value(d, &s.Count, "a number such as 1000", parseCount(countRange{1, MaxSessions}))},
+		{"profile", value(d, &s.Profile, "plain, open5gs or free5gc", parseProfile)},
+		{"flows", value(d, &s.Flows, "a number such as 4", parseCount(countRange{1, 1024}))},
+	}, nil)
+}
+
+func (d *decoder) outputs(n *yaml.Node, path string, o *Outputs) error {
+	return d.mapping(n, path, "outputs", []field{
+		{"directory", value(d, &o.Directory, "a directory such as results/{name}-{time}", parseText)},
+		{"formats", values(d, &o.Formats, "json, csv, md, png", oneOf("a format", report.Formats...))},
+	}, nil)
+}
+
+func (d *decoder) steps(n *yaml.Node, path string, steps *[]Step) error {
+	list := []Step{}
+	err := d.each(n, path, "a list of steps, each with kind: and its keys", func(item *yaml.Node, sub string) error {
+		st, err := d.step(item, sub)
+		if st != nil {
+			list = append(list, *st)
+		}
+		return err
+	})
+	*steps = list
+	return err
+}
+
+// step reads one step: its kind first, wherever it stands, then the keys
+// that kind takes over its defaults.
+func (d *decoder) step(n *yaml.Node, path string) (*Step, error) {
+	if err := d.want(n, yaml.MappingNode, path, "a mapping with kind: and the step's keys"); err != nil {
+		return nil, err
+	}
+	kindPath := keyPath(path, "kind")
+	var kindNode *yaml.Node
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == "kind" {
+			kindNode = n.Content[i+1]
+			d.src.lines[kindPath] = n.Content[i].Line
+			break
+		}
+	}
+	if kindNode == nil {
+		return nil, d.fail(n.Line, path, "no kind; add kind: %s", orList(Kinds))
+	}
+	kind, err := scalarAs(d, kindNode, kindPath, orList(Kinds), oneOf("a step kind", Kinds...))
+	if err != nil {
+		return nil, err
+	}
+	st := newStep(kind)
+	fields := append([]field{
+		{"kind", func(*yaml.Node, string) error { return nil }},
+		{"name", value(d, &st.Name, "a name such as \"uplink 64 B\"", parseText)},
+	}, d.stepFields(st)...)
+	return st, d.mapping(n, path, "a "+kind+" step", fields, stepKeyOwners(kind))
+}
+
+// stepFields are the keys of st's kind, reading into st.
+func (d *decoder) stepFields(st *Step) []field {
+	switch st.Kind {
+	case KindThroughput:
+		t := st.Throughput
+		return append(d.trafficFields(&t.Direction, &t.Size),
+			field{"rate", value(d, &t.Rate, "a rate such as 1Mpps or max", parseRateAs("max"))},
+			field{"duration", value(d, &t.Duration, "a duration such as 5s", parseDuration)},
+		)
+	case KindNDR:
+		r := st.NDR
+		return append(d.trafficFields(&r.Direction, &r.Size), []field{
+			{"loss_tolerance", value(d, &r.LossTolerance, "a percentage such as 0% or 0.5%", parsePercent)},
+			{"resolution", value(d, &r.Resolution, "a rate such as 10kpps", parseFixedRate)},
+			{"max_iterations", value(d, &r.MaxIterations, "a number such as 10", parseCount(countRange{1, 64}))},
+			{"trial", value(d, &r.Trial, "a duration such as 2s", parseDuration)},
+			{"max_rate", value(d, &r.MaxRate, "a rate such as 2Mpps or max", parseRateAs("max"))},
+		}...)
+	case KindPing:
+		p := st.Ping
+		return []field{
+			{"sizes", values(d, &p.Sizes, "64, 1400", parsePayload)},
+			{"count", value(d, &p.Count, "a number such as 100", parseCount(countRange{1, 1_000_000}))},
+			{"interval", value(d, &p.Interval, "a duration such as 10ms, or 0", parseInterval)},
+		}
+	case KindCBR:
+		c := st.CBR
+		return []field{
+			{"sizes", values(d, &c.Sizes, "64, 1400", parsePayload)},
+			{"rate", value(d, &c.Rate, "a rate such as 100kpps or flood", parseRateAs("flood"))},
+			{"duration", value(d, &c.Duration, "a duration such as 2s", parseDuration)},
+		}
+	case KindSubscribers:
+		s := st.Subscribers
+		return []field{
+			{"counts", values(d, &s.Counts, "100, 500, 1000, 2000", parseCount(countRange{1, MaxSessions}))},
+			{"duration", value(d, &s.Duration, "a duration such as 10s", parseDuration)},
+			{"uplink", func(n *yaml.Node, path string) error { return d.flows(n, path, &s.Uplink) }},
+			{"downlink", func(n *yaml.Node, path string) error { return d.flows(n, path, &s.Downlink) }},
+		}
+	case KindChurn:
+		c := st.Churn
+		return []field{
+			{"per_second", value(d, &c.PerSecond, "a number such as 100", parseCount(countRange{1, MaxSessions}))},
+			{"duration", value(d, &c.Duration, "a duration such as 10s", parseDuration)},
+		}
+	}
+	return nil
+}
+
+// trafficFields are the keys of the steps that send the generator's
+// traffic one way or both.
+func (d *decoder) trafficFields(direction *Direction, size *Size) []field {
+	return []field{
+		{"direction", value(d, direction, "uplink, downlink or both", parseDirection)},
+		{"size", value(d, size, "a size such as 1400 or imix", parseSize)},
+	}
+}
+
+// stepKeyOwners maps the keys of the other step kinds to what they are, so
+// that a key in the wrong kind of step is named as such.
+func stepKeyOwners(kind string) map[string]string {
+	owners := map[string]string{}
+	for _, other := range Kinds {
+		if other == kind {
+			continue
+		}
+		for _, f := range (&decoder{}).stepFields(newStep(other)) {
+			if _, taken := owners[f.key]; !taken {
+				owners[f.key] = other + " steps"
+			}
+		}
+	}
+	return owners
+}
+
+func (d *decoder) flows(n *yaml.Node, path string, dst *[]Flow) error {
+	list := []Flow{}
+	err := d.each(n, path, "a list of flows such as [{protocol: udp, rate: 567.2kbps, pps: 175}]",
+		func(item *yaml.Node, sub string) error {
+			f := Flow{Protocol: "udp"}
+			err := d.mapping(item, sub, "a flow", []field{
+				{"protocol", value(d, &f.Protocol, "tcp or udp", oneOf("a protocol", "tcp", "udp"))},
+				{"rate", value(d, &f.Rate, "a bit rate such as 567.2kbps", parseBitRate)},
+				{"pps", value(d, &f.PPS, "packets per second such as 175", parsePPS)},
+			}, nil)
+			list = append(list, f)
+			return err
+		})
+	if err == nil && len(list) == 0 {
+		return d.fail(n.Line, path, "no flows; give at least one, or leave %s out for seed 003's", path[strings.LastIndex(path, ".")+1:])
+	}
+	*dst = list
+	return err
+}
+
+func parseProfile(s string) (smf.Profile, error) {
+	names := make([]string, len(smf.Profiles))
+	for i, p := range smf.Profiles {
+		names[i] = string(p)
+	}
+	p, err := oneOf("a profile", names...)(s)
+	return smf.Profile(p), err
+}
+
+func parseDirection(s string) (Direction, error) {
+	d, err := oneOf("a direction", string(Uplink), string(Downlink), string(Both))(s)
+	return Direction(d), err
+}

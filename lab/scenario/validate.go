@@ -1,0 +1,284 @@
+package scenario
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/sluice-upf/sluice/internal/config"
+	"github.com/sluice-upf/sluice/lab/report"
+)
+
+// Validate checks the rules that a value alone cannot express and how
+// values relate. If s came from Parse or Load, errors name the file and the
+// line of the key at fault, or of its nearest parent the file sets; of
+// several problems, the one earliest in the file is returned.
+func (s *Scenario) Validate() error {
+	v := &validator{src: s.src}
+	v.upf(s)
+	if s.src.line("reference") > 0 && s.Reference && s.UPF.Kind == UPFReference {
+		v.add("reference", "the UPF under test is the reference forwarder already; remove reference: true")
+	}
+	v.steps(s)
+	v.outputs(s.Outputs)
+	return v.first()
+}
+
+// validator gathers every problem, so that the earliest in the file can be
+// reported whatever order the checks run in.
+type validator struct {
+	src      *source
+	problems []*Error
+}
+
+func (v *validator) add(path, format string, args ...any) {
+	v.problems = append(v.problems, &Error{File: v.src.name(), Line: v.nearestLine(path), Key: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+// nearestLine is the line of path, or of its nearest parent the file sets:
+// a key left out is reported where it would go.
+func (v *validator) nearestLine(path string) int {
+	for path != "" {
+		if line := v.src.line(path); line > 0 {
+			return line
+		}
+		cut := strings.LastIndexAny(path, ".[")
+		if cut < 0 {
+			break
+		}
+		path = path[:cut]
+	}
+	return 0
+}
+
+// first returns the problem earliest in the file; problems with defaults
+// come after, in the order checked.
+func (v *validator) first() error {
+	if len(v.problems) == 0 {
+		return nil
+	}
+	best := v.problems[0]
+	for _, p := range v.problems[1:] {
+		if p.Line > 0 && (best.Line == 0 || p.Line < best.Line) {
+			best = p
+		}
+	}
+	return best
+}
+
+// onLine says " (line N)" for a path the file sets, to point at the other
+// half of a conflict.
+func (v *validator) onLine(path string) string {
+	if line := v.src.line(path); line > 0 {
+		return fmt.Sprintf(" (line %d)", line)
+	}
+	return ""
+}
+
+func (v *validator) upf(s *Scenario) {
+	u := s.UPF
+	if u.Command != "" && u.Kind != UPFCommand {
+		v.add("upf.command", "only a command UPF runs a command; set kind: command, or remove command:")
+	}
+	switch u.Kind {
+	case UPFCommand:
+		v.command(u, s.Topology)
+	case UPFBuiltIn:
+		v.upfdConfig(u.Config, s.Sessions.Count)
+	case UPFReference:
+		if len(u.Config) > 0 {
+			v.add("upf.config", "the reference forwarder takes no config; remove it")
+		}
+	default:
+		v.add("upf.kind", "%s is not a UPF kind; want upfd, reference or command", quote(u.Kind))
+	}
+	if u.Startup <= 0 {
+		v.add("upf.startup", "%s is not above 0; want a duration such as 10s", u.Startup)
+	}
+}
+
+// command checks a command UPF's placeholders against the topology and
+// its config.
+func (v *validator) command(u UPF, t Topology) {
+	const path = "upf.command"
+	if strings.TrimSpace(u.Command) == "" {
+		v.add(v.where(path, "upf.kind"), "a command UPF needs a command line, e.g. command: eupf --config {config}")
+		return
+	}
+	used := placeholdersIn(u.Command)
+	for _, name := range used {
+		if !slices.Contains(Placeholders, name) {
+			v.add(path, "{%s} is not a placeholder; want %s", name, placeholderList(Placeholders))
+			return
+		}
+	}
+	switch hasConfig := len(u.Config) > 0; {
+	case !t.N9 && (slices.Contains(used, "n9") || slices.Contains(used, "n9_addr")):
+		v.add(path, "uses N9, which the topology leaves out; set topology.n9: true")
+	case slices.Contains(used, "config") && !hasConfig:
+		v.add(path, "{config} names the file of upf.config, which is not set; add config: | and the file's text")
+	case hasConfig && !slices.Contains(used, "config"):
+		v.add("upf.config", "the command never reads it; pass its file with {config}")
+	}
+}
+
+// upfdConfig checks upfd's config overrides with upfd's own parser, and
+// that they hold the sessions.
+func (v *validator) upfdConfig(data []byte, sessions int) {
+	c, err := config.Parse("", data)
+	if err != nil {
+		// With no file name, config's errors read "key: what to write",
+		// or just the message when no key is at fault.
+		key, msg := "upf.config", err.Error()
+		if inner, rest, ok := strings.Cut(msg, ": "); ok && configKey.MatchString(inner) {
+			key, msg = keyPath(key, inner), rest
+		}
+		v.add(key, "%s", msg)
+		return
+	}
+	const maxSessions = "upf.config.max_sessions"
+	switch {
+	case sessions <= c.MaxSessions:
+	case v.src.line("sessions.count") == 0 && v.src.line(maxSessions) > 0:
+		v.add(maxSessions, "%d is fewer than the %d sessions of sessions.count; raise it to %d", c.MaxSessions, sessions, sessions)
+	default:
+		v.add("sessions.count", "%d sessions are more than upfd's max_sessions, %d%s; raise %s to %d",
+			sessions, c.MaxSessions, v.onLine(maxSessions), maxSessions, sessions)
+	}
+}
+
+// configKey matches the key paths upfd's config errors start with.
+var configKey = regexp.MustCompile(`^[a-z_0-9]+(\[\d+\])?(\.[a-z_0-9]+(\[\d+\])?)*$`)
+
+// where picks the first of paths that the file sets, or the first path.
+func (v *validator) where(paths ...string) string {
+	for _, p := range paths {
+		if v.src.line(p) > 0 {
+			return p
+		}
+	}
+	return paths[0]
+}
+
+func (v *validator) steps(s *Scenario) {
+	if len(s.Steps) == 0 {
+		v.add("steps", "no steps; add at least one, e.g. - {kind: throughput, direction: both, size: 1400}")
+		return
+	}
+	named := map[string]string{} // step name to the path of the step that has it
+	for i, st := range s.Steps {
+		path := itemPath("steps", i)
+		if !st.complete() {
+			// Only a Step built in code can get here; Parse makes whole ones.
+			v.add(path, "a %s step without its settings: the field of its kind is nil", quote(st.Kind))
+			continue
+		}
+		v.stepName(path, st.Name, named)
+		v.step(path, st, s.Sessions.Count)
+	}
+}
+
+func (v *validator) stepName(path, name string, named map[string]string) {
+	at := v.where(keyPath(path, "name"), path)
+	if other, taken := named[name]; taken {
+		v.add(at, "%s is also the name of %s%s; steps are matched by name, so give one a name: of its own",
+			quote(name), other, v.onLine(other))
+		return
+	}
+	named[name] = path
+}
+
+func (v *validator) step(path string, st Step, sessions int) {
+	switch st.Kind {
+	case KindNDR:
+		v.ndr(path, st.NDR)
+	case KindPing:
+		v.distinct(keyPath(path, "sizes"), st.Ping.Sizes)
+	case KindCBR:
+		v.distinct(keyPath(path, "sizes"), st.CBR.Sizes)
+	case KindSubscribers:
+		v.subscribers(path, st.Subscribers, sessions)
+	case KindChurn:
+		if st.Churn.PerSecond > sessions {
+			v.add(keyPath(path, "per_second"), "%d is more than the %d sessions%s; churn re-establishes sessions that exist",
+				st.Churn.PerSecond, sessions, v.onLine("sessions.count"))
+		}
+	}
+}
+
+// ndr checks that the search has room: a resolution finer than where it
+// starts. Rates in different units are compared by the run, which knows
+// the frame size.
+func (v *validator) ndr(path string, n *NDR) {
+	res, top := n.Resolution, n.MaxRate
+	if !top.Max && (res.PPS > 0) == (top.PPS > 0) && res.PPS+res.BPS >= top.PPS+top.BPS {
+		v.add(v.where(keyPath(path, "resolution"), keyPath(path, "max_rate")),
+			"%s is not finer than max_rate, %s; the search would stop at once: lower it", res, top)
+	}
+}
+
+// distinct refuses a size listed twice: the plots would draw it twice.
+func (v *validator) distinct(path string, list []int) {
+	for i, n := range list {
+		if j := slices.Index(list, n); j < i {
+			v.add(itemPath(path, i), "%d is listed already as %s; list each once", n, itemPath(path, j))
+		}
+	}
+}
+
+func (v *validator) subscribers(path string, s *Subscribers, sessions int) {
+	counts := keyPath(path, "counts")
+	v.distinct(counts, s.Counts)
+	for i, n := range s.Counts {
+		if n > sessions {
+			v.add(itemPath(counts, i), "%d subscribers are more than the %d sessions%s; each subscriber has one session, so raise sessions.count",
+				n, sessions, v.onLine("sessions.count"))
+		}
+	}
+	v.flows(keyPath(path, "uplink"), s.Uplink)
+	v.flows(keyPath(path, "downlink"), s.Downlink)
+}
+
+// flows checks that each flow has both rates and that their ratio, the
+// packet length, fits the generator's stamp and the MTU.
+func (v *validator) flows(path string, list []Flow) {
+	for i, f := range list {
+		at := itemPath(path, i)
+		switch {
+		case f.Rate.BPS <= 0:
+			v.add(at, "the flow has no rate; add rate: with its bit rate, e.g. 567.2kbps")
+		case f.PPS <= 0:
+			v.add(at, "the flow has no pps; add pps: with its packets per second, e.g. 175")
+		default:
+			v.flowPacket(at, f)
+		}
+	}
+}
+
+func (v *validator) flowPacket(path string, f Flow) {
+	least, most := headerBytes[f.Protocol]+MinPayload, headerBytes["udp"]+MaxPayload
+	if n := f.PacketBytes(); n < least || n > most {
+		v.add(path, "%s at %s pps makes %d-byte packets; want %d to %d bytes: change rate or pps",
+			f.Rate, formatFloat(f.PPS), n, least, most)
+	}
+}
+
+func (v *validator) outputs(o Outputs) {
+	if strings.TrimSpace(o.Directory) == "" {
+		v.add("outputs.directory", "empty; want a directory such as upflab-results/{name}-{time}")
+	}
+	for _, name := range placeholdersIn(o.Directory) {
+		if name != "name" && name != "time" {
+			v.add("outputs.directory", "{%s} is not a placeholder here; want {name} or {time}", name)
+		}
+	}
+	for i, f := range o.Formats {
+		at := itemPath("outputs.formats", i)
+		if !slices.Contains(report.Formats, f) {
+			v.add(at, "%s is not a format; want %s", quote(f), orList(report.Formats))
+		} else if j := slices.Index(o.Formats, f); j < i {
+			v.add(at, "%s is listed already as %s; list each once", f, itemPath("outputs.formats", j))
+		}
+	}
+}

@@ -93,20 +93,20 @@ const watchedTriggers = session.RepPeriodic | session.RepVolThreshold | session.
 // force: new URRs start measuring, changed ones keep their counts (a new
 // quota starts over), and removed ones give their final report (TERMR).
 // slots says where each URR counts in the datapath.
-func (m *Meters) Sync(seid uint64, urrs map[uint32]session.URR, slots map[uint32]uint32, now time.Time) []Usage {
+func (m *Meters) Sync(seid uint64, urrs session.RuleSet[uint32, session.URR], slots map[uint32]uint32, now time.Time) []Usage {
 	var final []Usage
 	mine := m.sessions[seid]
 	for _, id := range slices.Sorted(maps.Keys(mine)) {
-		if _, kept := urrs[id]; !kept {
+		if !urrs.Has(id) {
 			final = append(final, m.take(meterKey{seid, id}, mine[id], TrigTermination, now))
 			m.drop(seid, id)
 		}
 	}
-	if len(urrs) > 0 && mine == nil {
+	if urrs.Len() > 0 && mine == nil {
 		mine = map[uint32]*meter{}
 		m.sessions[seid] = mine
 	}
-	for id, u := range urrs {
+	for id, u := range urrs.All() {
 		k := meterKey{seid, id}
 		mt, ok := mine[id]
 		if !ok {

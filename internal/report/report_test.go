@@ -24,6 +24,7 @@ var t0 = time.Unix(1_800_000_000, 0)
 
 func u64(v uint64) *uint64 { return &v }
 
+// urrs is a session's URRs.
 func urrs(us ...session.URR) session.RuleSet[uint32, session.URR] {
 	var set session.RuleSet[uint32, session.URR]
 	for _, u := range us {
@@ -60,6 +61,9 @@ func TestRemovedURRGivesItsFinalReport(t *testing.T) {
 	final := m.Sync(1, urrs(session.URR{ID: 1}), map[uint32]uint32{1: 1}, t0.Add(time.Second))
 	if len(final) != 1 || final[0].URRID != 2 || final[0].Volume.Uplink.Bytes != 5 {
 		t.Fatalf("final of the removed URR: %+v", final)
+	}
+	if q := m.Report(1, []uint32{1, 2}, TrigImmediate, t0.Add(2*time.Second)); len(q) != 1 || q[0].URRID != 1 {
+		t.Errorf("after the removal, a query of both: %+v, want URR 1's alone", q)
 	}
 }
 

@@ -115,9 +115,10 @@ func (c *Compiler) compile(s *session.Session, prev *image) (*image, error) {
 		slices.SortStableFunc(list, func(a, b rankedPDR) int {
 			return cmp.Or(cmp.Compare(a.precedence, b.precedence), cmp.Compare(a.pdr.ID, b.pdr.ID))
 		})
-		r := datapath.Rules{Session: img.session}
-		for _, x := range list {
-			r.PDRs = append(r.PDRs, x.pdr)
+		// Exactly as many as there are: the image keeps them.
+		r := datapath.Rules{Session: img.session, PDRs: make([]datapath.PDR, len(list))}
+		for i, x := range list {
+			r.PDRs[i] = x.pdr
 		}
 		if len(r.PDRs) > datapath.MaxPDRs {
 			return img, &session.Error{Cause: session.CauseNoResources, IE: session.IECreatePDR,

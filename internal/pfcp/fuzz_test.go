@@ -193,17 +193,17 @@ func (d *direct) consistent(t *testing.T) {
 			t.Errorf("sessions %d and %d have one CP F-SEID %#x", o, x.SEID, x.CPSEID)
 		}
 		cps[k] = x.SEID
-		for id, p := range x.PDRs {
-			if _, ok := x.FARs[p.FARID]; !ok {
+		for id, p := range x.PDRs.All() {
+			if !x.FARs.Has(p.FARID) {
 				t.Errorf("session %d: PDR %d names FAR %d, not there", x.SEID, id, p.FARID)
 			}
 			for _, q := range p.QERIDs {
-				if _, ok := x.QERs[q]; !ok {
+				if !x.QERs.Has(q) {
 					t.Errorf("session %d: PDR %d names QER %d, not there", x.SEID, id, q)
 				}
 			}
 			for _, u := range p.URRIDs {
-				if _, ok := x.URRs[u]; !ok {
+				if !x.URRs.Has(u) {
 					t.Errorf("session %d: PDR %d names URR %d, not there", x.SEID, id, u)
 				}
 			}
@@ -227,9 +227,9 @@ func (d *direct) consistent(t *testing.T) {
 				}
 			}
 		}
-		for id, f := range x.FARs {
+		for id, f := range x.FARs.All() {
 			if f.BARID != nil {
-				if _, ok := x.BARs[*f.BARID]; !ok {
+				if !x.BARs.Has(*f.BARID) {
 					t.Errorf("session %d: FAR %d names BAR %d, not there", x.SEID, id, *f.BARID)
 				}
 			}

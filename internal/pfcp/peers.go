@@ -165,7 +165,7 @@ func (s *Server) echo(now time.Time) {
 	s.nextEcho = now.Add(s.cfg.EchoInterval)
 	inUse := map[netip.Addr]bool{}
 	s.store.Sessions(func(x *session.Session) bool {
-		for _, f := range x.FARs {
+		for _, f := range x.FARs.All() {
 			if f.Forw != nil && f.Forw.OHC != nil {
 				inUse[f.Forw.OHC.Peer] = true
 			}

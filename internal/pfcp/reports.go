@@ -124,15 +124,16 @@ func (s *Server) downlinkData(ev datapath.Event) {
 	if !ok {
 		return
 	}
-	p, ok := x.PDRs[ev.PDRID]
+	p, ok := x.PDRs.Get(ev.PDRID)
 	if !ok {
 		return
 	}
-	far := x.FARs[p.FARID]
+	far, _ := x.FARs.Get(p.FARID)
 	if ev.Type == datapath.EventBuffer {
 		limit := 0
 		if far.BARID != nil {
-			limit = int(x.BARs[*far.BARID].SuggestedPackets)
+			bar, _ := x.BARs.Get(*far.BARID)
+			limit = int(bar.SuggestedPackets)
 		}
 		s.buffers.Hold(seid, limit, ev.Frame)
 	}
@@ -163,7 +164,7 @@ func (s *Server) afterBuffering(c *session.Change) {
 }
 
 func buffering(x *session.Session) bool {
-	for _, f := range x.FARs {
+	for _, f := range x.FARs.All() {
 		if f.Action&session.ActBuff != 0 {
 			return true
 		}
@@ -200,8 +201,8 @@ func (s *Server) sendEndMarkers(c *session.Change) {
 	if s.cfg.GTPU == nil {
 		return
 	}
-	for id, f := range c.Next.FARs {
-		old, ok := c.Prev.FARs[id]
+	for id, f := range c.Next.FARs.All() {
+		old, ok := c.Prev.FARs.Get(id)
 		if !ok || f.Forw == nil || !f.Forw.EndMarker || old.Forw == nil || old.Forw.OHC == nil {
 			continue
 		}

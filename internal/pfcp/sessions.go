@@ -89,7 +89,7 @@ func (s *Server) sessionEstablishment(from netip.AddrPort, m *message.SessionEst
 	}
 	s.meters.Sync(c.Next.SEID, c.Next.URRs, s.rules.URRSlots(c.Next.SEID), s.now())
 	s.log.Info("pfcp: session established", "node", a.nodeID, "seid", c.Next.SEID, "cp_seid", req.CPSEID,
-		"pdrs", len(c.Next.PDRs), "fars", len(c.Next.FARs), "qers", len(c.Next.QERs), "urrs", len(c.Next.URRs))
+		"pdrs", c.Next.PDRs.Len(), "fars", c.Next.FARs.Len(), "qers", c.Next.QERs.Len(), "urrs", c.Next.URRs.Len())
 	ies := []*ie.IE{ie.NewCause(session.CauseAccepted), s.upFSEID(c.Next.SEID)}
 	return reply(req.CPSEID, append(ies, createdPDRs(c.Created)...)...)
 }
@@ -185,7 +185,7 @@ func (s *Server) sessionModification(from netip.AddrPort, m *message.SessionModi
 	usage = append(usage, s.meters.Report(x.SEID, c.Query, report.TrigImmediate, now)...)
 	s.sendEndMarkers(c)
 	s.afterBuffering(c)
-	s.log.Info("pfcp: session modified", "seid", x.SEID, "pdrs", len(c.Next.PDRs), "fars", len(c.Next.FARs), "reports", len(usage))
+	s.log.Info("pfcp: session modified", "seid", x.SEID, "pdrs", c.Next.PDRs.Len(), "fars", c.Next.FARs.Len(), "reports", len(usage))
 	ies := append([]*ie.IE{ie.NewCause(session.CauseAccepted)}, createdPDRs(c.Created)...)
 	return reply(append(ies, usageIEs(ie.NewUsageReportWithinSessionModificationResponse, usage)...)...)
 }

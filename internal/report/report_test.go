@@ -24,10 +24,19 @@ var t0 = time.Unix(1_800_000_000, 0)
 
 func u64(v uint64) *uint64 { return &v }
 
+// urrs is a session's URRs.
+func urrs(us ...session.URR) session.RuleSet[uint32, session.URR] {
+	var set session.RuleSet[uint32, session.URR]
+	for _, u := range us {
+		set.Put(u)
+	}
+	return set
+}
+
 func TestReportsCountSinceTheLastReport(t *testing.T) {
 	c := counters{}
 	m := NewMeters(c)
-	m.Sync(1, map[uint32]session.URR{7: {ID: 7, Method: session.MeasVolume}}, map[uint32]uint32{7: 3}, t0)
+	m.Sync(1, urrs(session.URR{ID: 7, Method: session.MeasVolume}), map[uint32]uint32{7: 3}, t0)
 	c.add(3, 100, 200)
 	q := m.Report(1, []uint32{7}, TrigImmediate, t0.Add(time.Second))
 	if len(q) != 1 || q[0].Volume.Uplink.Bytes != 100 || q[0].Volume.Downlink.Bytes != 200 || q[0].Seq != 0 {
@@ -47,23 +56,25 @@ func TestReportsCountSinceTheLastReport(t *testing.T) {
 func TestRemovedURRGivesItsFinalReport(t *testing.T) {
 	c := counters{}
 	m := NewMeters(c)
-	urrs := map[uint32]session.URR{1: {ID: 1}, 2: {ID: 2}}
-	m.Sync(1, urrs, map[uint32]uint32{1: 1, 2: 2}, t0)
+	m.Sync(1, urrs(session.URR{ID: 1}, session.URR{ID: 2}), map[uint32]uint32{1: 1, 2: 2}, t0)
 	c.add(2, 5, 0)
-	final := m.Sync(1, map[uint32]session.URR{1: {ID: 1}}, map[uint32]uint32{1: 1}, t0.Add(time.Second))
+	final := m.Sync(1, urrs(session.URR{ID: 1}), map[uint32]uint32{1: 1}, t0.Add(time.Second))
 	if len(final) != 1 || final[0].URRID != 2 || final[0].Volume.Uplink.Bytes != 5 {
 		t.Fatalf("final of the removed URR: %+v", final)
+	}
+	if q := m.Report(1, []uint32{1, 2}, TrigImmediate, t0.Add(2*time.Second)); len(q) != 1 || q[0].URRID != 1 {
+		t.Errorf("after the removal, a query of both: %+v, want URR 1's alone", q)
 	}
 }
 
 func TestTriggers(t *testing.T) {
 	c := counters{}
 	m := NewMeters(c)
-	m.Sync(1, map[uint32]session.URR{
-		1: {ID: 1, Triggers: session.RepPeriodic, Period: 10},
-		2: {ID: 2, Triggers: session.RepVolThreshold, VolThreshold: &session.Volume{Downlink: u64(1000)}},
-		3: {ID: 3, Triggers: session.RepTimeQuota, TimeQuota: 5},
-	}, map[uint32]uint32{1: 1, 2: 2, 3: 3}, t0)
+	m.Sync(1, urrs(
+		session.URR{ID: 1, Triggers: session.RepPeriodic, Period: 10},
+		session.URR{ID: 2, Triggers: session.RepVolThreshold, VolThreshold: &session.Volume{Downlink: u64(1000)}},
+		session.URR{ID: 3, Triggers: session.RepTimeQuota, TimeQuota: 5},
+	), map[uint32]uint32{1: 1, 2: 2, 3: 3}, t0)
 	if due := m.Due(t0.Add(4 * time.Second)); len(due) != 0 {
 		t.Fatalf("nothing due yet: %+v", due)
 	}
@@ -84,8 +95,8 @@ func TestTriggers(t *testing.T) {
 func TestVolumeQuotaReportsOncePerGrant(t *testing.T) {
 	c := counters{}
 	m := NewMeters(c)
-	grant := func(n uint32) map[uint32]session.URR {
-		return map[uint32]session.URR{1: {ID: 1, Triggers: session.RepVolQuota, VolQuota: &session.Volume{Total: u64(100)}, Grant: n}}
+	grant := func(n uint32) session.RuleSet[uint32, session.URR] {
+		return urrs(session.URR{ID: 1, Triggers: session.RepVolQuota, VolQuota: &session.Volume{Total: u64(100)}, Grant: n})
 	}
 	m.Sync(1, grant(0), map[uint32]uint32{1: 9}, t0)
 	c.add(9, 100, 0)

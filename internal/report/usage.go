@@ -6,7 +6,7 @@
 package report
 
 import (
-	"maps"
+	"cmp"
 	"slices"
 	"time"
 
@@ -73,8 +73,10 @@ type meterKey struct {
 
 // Meters keeps the measurement of every URR of every session.
 type Meters struct {
-	dp       Counters
-	sessions map[uint64]map[uint32]*meter
+	dp Counters
+	// sessions are each session's meters, sorted by URR ID: a slice, as a
+	// session has a URR or two, and a map of even one took 190 B.
+	sessions map[uint64][]*meter
 	bySlot   map[uint32]meterKey
 	// watched are the meters with a trigger that time or volume fires:
 	// the only ones Due looks at.
@@ -83,7 +85,7 @@ type Meters struct {
 
 // NewMeters measures through dp.
 func NewMeters(dp Counters) *Meters {
-	return &Meters{dp: dp, sessions: map[uint64]map[uint32]*meter{}, bySlot: map[uint32]meterKey{}, watched: map[meterKey]*meter{}}
+	return &Meters{dp: dp, sessions: map[uint64][]*meter{}, bySlot: map[uint32]meterKey{}, watched: map[meterKey]*meter{}}
 }
 
 // watchedTriggers fire on their own, not on a request or an event.
@@ -93,26 +95,25 @@ const watchedTriggers = session.RepPeriodic | session.RepVolThreshold | session.
 // force: new URRs start measuring, changed ones keep their counts (a new
 // quota starts over), and removed ones give their final report (TERMR).
 // slots says where each URR counts in the datapath.
-func (m *Meters) Sync(seid uint64, urrs map[uint32]session.URR, slots map[uint32]uint32, now time.Time) []Usage {
+func (m *Meters) Sync(seid uint64, urrs session.RuleSet[uint32, session.URR], slots map[uint32]uint32, now time.Time) []Usage {
 	var final []Usage
 	mine := m.sessions[seid]
-	for _, id := range slices.Sorted(maps.Keys(mine)) {
-		if _, kept := urrs[id]; !kept {
-			final = append(final, m.take(meterKey{seid, id}, mine[id], TrigTermination, now))
-			m.drop(seid, id)
+	for _, mt := range mine {
+		if !urrs.Has(mt.urr.ID) {
+			final = append(final, m.end(seid, mt, now))
 		}
 	}
-	if len(urrs) > 0 && mine == nil {
-		mine = map[uint32]*meter{}
-		m.sessions[seid] = mine
+	if urrs.Len() == 0 {
+		delete(m.sessions, seid)
+		return final
 	}
-	for id, u := range urrs {
+	next := make([]*meter, 0, urrs.Len())
+	for id, u := range urrs.All() {
 		k := meterKey{seid, id}
-		mt, ok := mine[id]
+		mt, ok := find(mine, id)
 		if !ok {
 			mt = &meter{slot: slots[id], since: now, quotaSince: now}
 			mt.base, _ = m.dp.Usage(mt.slot) // zero: the slot was reset for it
-			mine[id] = mt
 			m.bySlot[mt.slot] = k
 		}
 		if !ok || u.Grant != mt.urr.Grant { // a new grant, even of the same size
@@ -128,8 +129,19 @@ func (m *Meters) Sync(seid uint64, urrs map[uint32]session.URR, slots map[uint32
 		} else {
 			delete(m.watched, k)
 		}
+		next = append(next, mt)
 	}
+	m.sessions[seid] = next
 	return final
+}
+
+// find is the meter of URR id among a session's meters.
+func find(mine []*meter, id uint32) (*meter, bool) {
+	i, ok := slices.BinarySearchFunc(mine, id, func(mt *meter, id uint32) int { return cmp.Compare(mt.urr.ID, id) })
+	if !ok {
+		return nil, false
+	}
+	return mine[i], true
 }
 
 // Report reads the named URRs of a session now, each a report with trig
@@ -137,7 +149,7 @@ func (m *Meters) Sync(seid uint64, urrs map[uint32]session.URR, slots map[uint32
 func (m *Meters) Report(seid uint64, ids []uint32, trig Trigger, now time.Time) []Usage {
 	var out []Usage
 	for _, id := range slices.Compact(slices.Sorted(slices.Values(ids))) {
-		if mt, ok := m.sessions[seid][id]; ok {
+		if mt, ok := find(m.sessions[seid], id); ok {
 			out = append(out, m.take(meterKey{seid, id}, mt, trig, now))
 		}
 	}
@@ -147,10 +159,11 @@ func (m *Meters) Report(seid uint64, ids []uint32, trig Trigger, now time.Time) 
 // Close ends a session's measurement: every URR's final report (TERMR).
 // Call it once the session's lookups are gone, so nothing counts after.
 func (m *Meters) Close(seid uint64, now time.Time) []Usage {
-	out := m.Report(seid, slices.Collect(maps.Keys(m.sessions[seid])), TrigTermination, now)
-	for id := range m.sessions[seid] {
-		m.drop(seid, id)
+	var out []Usage
+	for _, mt := range m.sessions[seid] {
+		out = append(out, m.end(seid, mt, now))
 	}
+	delete(m.sessions, seid)
 	return out
 }
 
@@ -162,7 +175,7 @@ func (m *Meters) QuotaSpent(slot uint32, now time.Time) (seid uint64, u Usage, o
 	if !ok {
 		return 0, Usage{}, false
 	}
-	mt := m.sessions[k.seid][k.urr]
+	mt, _ := find(m.sessions[k.seid], k.urr)
 	if mt.volQuotaSpent || mt.urr.Triggers&session.RepVolQuota == 0 {
 		return 0, Usage{}, false
 	}
@@ -230,16 +243,16 @@ func (m *Meters) take(k meterKey, mt *meter, t Trigger, now time.Time) Usage {
 	return u
 }
 
-func (m *Meters) drop(seid uint64, id uint32) {
-	k := meterKey{seid, id}
-	if mt, ok := m.sessions[seid][id]; ok && m.bySlot[mt.slot] == k {
+// end gives a meter's final report (TERMR) and drops it from the slot and
+// watch indexes; the caller drops it from its session.
+func (m *Meters) end(seid uint64, mt *meter, now time.Time) Usage {
+	k := meterKey{seid, mt.urr.ID}
+	u := m.take(k, mt, TrigTermination, now)
+	if m.bySlot[mt.slot] == k {
 		delete(m.bySlot, mt.slot)
 	}
 	delete(m.watched, k)
-	delete(m.sessions[seid], id)
-	if len(m.sessions[seid]) == 0 {
-		delete(m.sessions, seid)
-	}
+	return u
 }
 
 // delta is c - base, field by field; counters only grow.

@@ -6,7 +6,6 @@ package rules
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"net/netip"
 	"slices"
 
@@ -61,14 +60,13 @@ type urrSlot struct {
 func (c *Compiler) compile(s *session.Session, prev *image) (*image, error) {
 	img := &image{
 		session: uint32(s.SEID),
-		fars:    make(table[uint32, farSlot], 0, len(s.FARs)),
-		qers:    make(table[uint32, qerSlot], 0, len(s.QERs)),
-		urrs:    make(table[uint32, urrSlot], 0, len(s.URRs)),
+		fars:    make(table[uint32, farSlot], 0, s.FARs.Len()),
+		qers:    make(table[uint32, qerSlot], 0, s.QERs.Len()),
+		urrs:    make(table[uint32, urrSlot], 0, s.URRs.Len()),
 	}
 	// Slots are taken in ID order so that a session compiles the same way
 	// every time.
-	for _, id := range slices.Sorted(maps.Keys(s.FARs)) {
-		f := s.FARs[id]
+	for id, f := range s.FARs.All() {
 		v, err := c.far(f)
 		if err != nil {
 			return img, err
@@ -80,8 +78,7 @@ func (c *Compiler) compile(s *session.Session, prev *image) (*image, error) {
 		}
 		img.fars.set(id, farSlot{slot, v})
 	}
-	for _, id := range slices.Sorted(maps.Keys(s.QERs)) {
-		q := s.QERs[id]
+	for id, q := range s.QERs.All() {
 		v := datapath.QER{ULClosed: q.GateUL == session.GateClosed, DLClosed: q.GateDL == session.GateClosed,
 			MBRUplink: q.MBRUL, MBRDownlink: q.MBRDL, QFI: q.QFI, RQI: q.RQI}
 		old := prev.qers.at(id)
@@ -91,8 +88,7 @@ func (c *Compiler) compile(s *session.Session, prev *image) (*image, error) {
 		}
 		img.qers.set(id, qerSlot{slot, v})
 	}
-	for _, id := range slices.Sorted(maps.Keys(s.URRs)) {
-		u := s.URRs[id]
+	for id, u := range s.URRs.All() {
 		v := datapath.URR{MBQE: u.MBQE}
 		if q := u.VolQuota; q != nil && q.Total != nil {
 			v.HasQuota, v.Quota = true, *q.Total
@@ -109,8 +105,7 @@ func (c *Compiler) compile(s *session.Session, prev *image) (*image, error) {
 		img.urrs.set(id, urrSlot{slot, v, u.Grant, spent})
 	}
 	var ranked table[any, []rankedPDR] // lookup key -> its PDRs
-	for _, id := range slices.Sorted(maps.Keys(s.PDRs)) {
-		p := s.PDRs[id]
+	for _, p := range s.PDRs.All() {
 		if err := c.addPDR(img, prev, p, &ranked); err != nil {
 			return img, err
 		}
@@ -120,9 +115,10 @@ func (c *Compiler) compile(s *session.Session, prev *image) (*image, error) {
 		slices.SortStableFunc(list, func(a, b rankedPDR) int {
 			return cmp.Or(cmp.Compare(a.precedence, b.precedence), cmp.Compare(a.pdr.ID, b.pdr.ID))
 		})
-		r := datapath.Rules{Session: img.session}
-		for _, x := range list {
-			r.PDRs = append(r.PDRs, x.pdr)
+		// Exactly as many as there are: the image keeps them.
+		r := datapath.Rules{Session: img.session, PDRs: make([]datapath.PDR, len(list))}
+		for i, x := range list {
+			r.PDRs[i] = x.pdr
 		}
 		if len(r.PDRs) > datapath.MaxPDRs {
 			return img, &session.Error{Cause: session.CauseNoResources, IE: session.IECreatePDR,

@@ -26,20 +26,16 @@ func u8(v uint8) *uint8 { return &v }
 // pduSession is session 0x7 of an SMF: uplink TEID 0x100, downlink to the
 // UE through the gNB's TEID 0x200 with QFI 9, one URR both ways.
 func pduSession() *session.Session {
-	return &session.Session{SEID: 7,
-		PDRs: map[uint16]session.PDR{
-			1: {ID: 1, Precedence: 200, FARID: 1, URRIDs: []uint32{1}, OHR: u8(0),
-				PDI: session.PDI{Source: session.Access, FTEID: &session.FTEID{TEID: 0x100, V4: n3}, UEIP: &session.UEIP{V4: ue}}},
-			2: {ID: 2, Precedence: 200, FARID: 2, QERIDs: []uint32{1}, URRIDs: []uint32{1},
-				PDI: session.PDI{Source: session.Core, UEIP: &session.UEIP{V4: ue, Dest: true}}},
-		},
-		FARs: map[uint32]session.FAR{
-			1: {ID: 1, Action: session.ActForw, Forw: &session.Forwarding{Dest: session.Core}},
-			2: {ID: 2, Action: session.ActForw, Forw: &session.Forwarding{Dest: session.Access, OHC: &session.OHC{TEID: 0x200, Peer: gnb}}},
-		},
-		QERs: map[uint32]session.QER{1: {ID: 1, QFI: 9}},
-		URRs: map[uint32]session.URR{1: {ID: 1, Method: session.MeasVolume}},
-	}
+	s := &session.Session{SEID: 7}
+	s.PDRs.Put(session.PDR{ID: 1, Precedence: 200, FARID: 1, URRIDs: []uint32{1}, OHR: u8(0),
+		PDI: session.PDI{Source: session.Access, FTEID: &session.FTEID{TEID: 0x100, V4: n3}, UEIP: &session.UEIP{V4: ue}}})
+	s.PDRs.Put(session.PDR{ID: 2, Precedence: 200, FARID: 2, QERIDs: []uint32{1}, URRIDs: []uint32{1},
+		PDI: session.PDI{Source: session.Core, UEIP: &session.UEIP{V4: ue, Dest: true}}})
+	s.FARs.Put(session.FAR{ID: 1, Action: session.ActForw, Forw: &session.Forwarding{Dest: session.Core}})
+	s.FARs.Put(session.FAR{ID: 2, Action: session.ActForw, Forw: &session.Forwarding{Dest: session.Access, OHC: &session.OHC{TEID: 0x200, Peer: gnb}}})
+	s.QERs.Put(session.QER{ID: 1, QFI: 9})
+	s.URRs.Put(session.URR{ID: 1, Method: session.MeasVolume})
+	return s
 }
 
 // ops renders a plan's operations in datapath order, one per line.
@@ -133,9 +129,8 @@ downlink 10.45.0.2/32: pdr 2 far 2
 	// Handover: the downlink FAR gets a new tunnel, so a new slot, and the
 	// old one is freed only after the entry points at the new one.
 	next := s.Clone()
-	f := next.FARs[2]
-	f.Forw = &session.Forwarding{Dest: session.Access, OHC: &session.OHC{TEID: 0x300, Peer: netip.MustParseAddr("198.18.3.11")}}
-	next.FARs[2] = f
+	next.FARs.Put(session.FAR{ID: 2, Action: session.ActForw,
+		Forw: &session.Forwarding{Dest: session.Access, OHC: &session.OHC{TEID: 0x300, Peer: netip.MustParseAddr("198.18.3.11")}}})
 	p := plan(t, c, next)
 	check(t, "path switch", ops(p), `install far 3 of session 0x7
 downlink 10.45.0.2/32: pdr 2 far 3
@@ -150,8 +145,8 @@ free far 2
 	// A dedicated flow ahead of the default downlink PDR: a list.
 	flow, _ := session.ParseFlow("permit out 17 from 198.18.7.0/24 to assigned")
 	ded := next.Clone()
-	ded.PDRs[3] = session.PDR{ID: 3, Precedence: 10, FARID: 2, PDI: session.PDI{Source: session.Core,
-		UEIP: &session.UEIP{V4: ue, Dest: true}, SDFs: []session.SDF{{Flow: flow}}}}
+	ded.PDRs.Put(session.PDR{ID: 3, Precedence: 10, FARID: 2, PDI: session.PDI{Source: session.Core,
+		UEIP: &session.UEIP{V4: ue, Dest: true}, SDFs: []session.SDF{{Flow: flow}}}})
 	check(t, "dedicated flow", ops(plan(t, c, ded)), `downlink 10.45.0.2/32: list 1 [pdr 3 far 3 sdf 2(198.18.7.0/24>invalid Prefix), pdr 2 far 3]
 `)
 
@@ -176,9 +171,9 @@ func TestUplinkFlowIsMirrored(t *testing.T) {
 	c := newCompiler()
 	s := pduSession()
 	flow, _ := session.ParseFlow("permit out 6 from 198.18.7.10 80,443 to assigned 40000")
-	p := s.PDRs[1]
+	p, _ := s.PDRs.Get(1)
 	p.PDI.SDFs = []session.SDF{{Flow: flow}}
-	s.PDRs[1] = p
+	s.PDRs.Put(p)
 	pl := plan(t, c, s)
 	for _, o := range pl.Ops {
 		up, ok := o.(datapath.PutUplink)
@@ -200,10 +195,11 @@ func TestUplinkFlowIsMirrored(t *testing.T) {
 func TestTooManyQERsIsRefusedAndNothingIsHeld(t *testing.T) {
 	c := newCompiler()
 	s := pduSession()
-	s.QERs[2], s.QERs[3] = session.QER{ID: 2}, session.QER{ID: 3}
-	p := s.PDRs[2]
+	s.QERs.Put(session.QER{ID: 2})
+	s.QERs.Put(session.QER{ID: 3})
+	p, _ := s.PDRs.Get(2)
 	p.QERIDs = []uint32{1, 2, 3}
-	s.PDRs[2] = p
+	s.PDRs.Put(p)
 	_, err := c.Plan(7, s)
 	e, ok := err.(*session.Error)
 	if !ok || e.Cause != session.CauseRuleFailure || e.IE != session.IEQERID {

@@ -1,19 +1,9 @@
 package session
 
 import (
-	"cmp"
 	"net/netip"
 	"slices"
 )
-
-func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
-	keys := make([]K, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
 
 // allocate resolves the F-TEIDs and UE addresses of the given PDRs (as they
 // are in c.Next): chosen ones are picked, given ones checked and reserved.
@@ -25,7 +15,7 @@ func (s *Store) allocate(c *Change, pdrs []PDR) error {
 	// expect the tunnel the gNB already has.
 	chosen := map[uint8]*FTEID{}
 	if c.Prev != nil {
-		for _, p := range c.Next.PDRs {
+		for _, p := range c.Next.PDRs.All() {
 			if f := p.PDI.FTEID; f != nil && f.HasChID && !slices.ContainsFunc(pdrs, func(q PDR) bool { return q.ID == p.ID }) {
 				chosen[f.ChooseID] = f
 			}
@@ -33,7 +23,7 @@ func (s *Store) allocate(c *Change, pdrs []PDR) error {
 	}
 	var ue *UEIP // a UE address chosen in this request
 	for _, given := range pdrs {
-		p := c.Next.PDRs[given.ID]
+		p, _ := c.Next.PDRs.Get(given.ID)
 		created := CreatedPDR{ID: p.ID}
 		if f := p.PDI.FTEID; f != nil {
 			got, fresh, err := s.resolveFTEID(c, seid, p, chosen)
@@ -55,7 +45,7 @@ func (s *Store) allocate(c *Change, pdrs []PDR) error {
 				created.UEIP = got
 			}
 		}
-		c.Next.PDRs[p.ID] = p
+		c.Next.PDRs.Put(p)
 		if created.FTEID != nil || created.UEIP != nil {
 			c.Created = append(c.Created, created)
 		}

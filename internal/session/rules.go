@@ -6,61 +6,64 @@ import "cmp"
 // kind is tried and the first refusal wins; on one the session is discarded.
 func addAll(s *Session, pdrs []PDR, fars []FAR, qers []QER, urrs []URR, bars []BAR) error {
 	return cmp.Or(
-		add(s.PDRs, pdrs, func(p PDR) uint16 { return p.ID }, "PDR", IEPDRID),
-		add(s.FARs, fars, func(f FAR) uint32 { return f.ID }, "FAR", IEFARID),
-		add(s.QERs, qers, func(q QER) uint32 { return q.ID }, "QER", IEQERID),
-		add(s.URRs, urrs, func(u URR) uint32 { return u.ID }, "URR", IEURRID),
-		add(s.BARs, bars, func(b BAR) uint8 { return b.ID }, "BAR", IEBARID),
+		add(&s.PDRs, pdrs, "PDR", IEPDRID),
+		add(&s.FARs, fars, "FAR", IEFARID),
+		add(&s.QERs, qers, "QER", IEQERID),
+		add(&s.URRs, urrs, "URR", IEURRID),
+		add(&s.BARs, bars, "BAR", IEBARID),
 	)
 }
 
-func add[K comparable, V any](m map[K]V, rules []V, id func(V) K, kind string, ie uint16) error {
+func add[K cmp.Ordered, V rule[K]](t *RuleSet[K, V], rules []V, kind string, ie uint16) error {
+	t.Grow(len(rules))
 	for _, r := range rules {
-		if _, dup := m[id(r)]; dup {
-			return refuse(CauseMandatoryIEIncorrect, ie, "%s %v is defined twice", kind, id(r))
+		if t.Has(r.ruleID()) {
+			return refuse(CauseMandatoryIEIncorrect, ie, "%s %v is defined twice", kind, r.ruleID())
 		}
-		m[id(r)] = r
+		t.Put(r)
 	}
 	return nil
 }
 
 func removeAll(s *Session, r *Modify) error {
 	return cmp.Or(
-		remove(s.PDRs, r.RemovePDRs, "PDR", IEPDRID),
-		remove(s.FARs, r.RemoveFARs, "FAR", IEFARID),
-		remove(s.QERs, r.RemoveQERs, "QER", IEQERID),
-		remove(s.URRs, r.RemoveURRs, "URR", IEURRID),
-		remove(s.BARs, r.RemoveBARs, "BAR", IEBARID),
+		remove(&s.PDRs, r.RemovePDRs, "PDR", IEPDRID),
+		remove(&s.FARs, r.RemoveFARs, "FAR", IEFARID),
+		remove(&s.QERs, r.RemoveQERs, "QER", IEQERID),
+		remove(&s.URRs, r.RemoveURRs, "URR", IEURRID),
+		remove(&s.BARs, r.RemoveBARs, "BAR", IEBARID),
 	)
 }
 
-func remove[K comparable, V any](m map[K]V, ids []K, kind string, ie uint16) error {
+func remove[K cmp.Ordered, V rule[K]](t *RuleSet[K, V], ids []K, kind string, ie uint16) error {
 	for _, id := range ids {
-		if _, ok := m[id]; !ok {
+		if !t.Delete(id) {
 			return refuse(CauseRuleFailure, ie, "remove %s %v, which the session does not have", kind, id)
 		}
-		delete(m, id)
 	}
 	return nil
 }
 
 func updateAll(s *Session, r *Modify) error {
 	return cmp.Or(
-		update(s.PDRs, r.UpdatePDRs, func(u PDRUpdate) uint16 { return u.ID }, "PDR", IEPDRID),
-		update(s.FARs, r.UpdateFARs, func(u FARUpdate) uint32 { return u.ID }, "FAR", IEFARID),
-		update(s.QERs, r.UpdateQERs, func(u QERUpdate) uint32 { return u.ID }, "QER", IEQERID),
-		update(s.URRs, r.UpdateURRs, func(u URRUpdate) uint32 { return u.ID }, "URR", IEURRID),
+		update(&s.PDRs, r.UpdatePDRs, "PDR", IEPDRID),
+		update(&s.FARs, r.UpdateFARs, "FAR", IEFARID),
+		update(&s.QERs, r.UpdateQERs, "QER", IEQERID),
+		update(&s.URRs, r.UpdateURRs, "URR", IEURRID),
 	)
 }
 
-func update[K comparable, V any, U interface{ ApplyTo(*V) }](m map[K]V, ups []U, id func(U) K, kind string, ie uint16) error {
+func update[K cmp.Ordered, V rule[K], U interface {
+	rule[K]
+	ApplyTo(*V)
+}](t *RuleSet[K, V], ups []U, kind string, ie uint16) error {
 	for _, u := range ups {
-		v, ok := m[id(u)]
+		v, ok := t.Get(u.ruleID())
 		if !ok {
-			return refuse(CauseRuleFailure, ie, "update %s %v, which the session does not have", kind, id(u))
+			return refuse(CauseRuleFailure, ie, "update %s %v, which the session does not have", kind, u.ruleID())
 		}
 		u.ApplyTo(&v)
-		m[id(u)] = v
+		t.Put(v)
 	}
 	return nil
 }
@@ -68,18 +71,17 @@ func update[K comparable, V any, U interface{ ApplyTo(*V) }](m map[K]V, ups []U,
 // validate checks the session as a whole: every reference resolves, every
 // value is one the UPF carries out.
 func validate(s *Session) error {
-	for _, p := range sortedKeys(s.PDRs) {
-		if err := validatePDR(s, s.PDRs[p]); err != nil {
+	for _, p := range s.PDRs.All() {
+		if err := validatePDR(s, p); err != nil {
 			return err
 		}
 	}
-	for _, id := range sortedKeys(s.FARs) {
-		if err := validateFAR(s, s.FARs[id]); err != nil {
+	for _, f := range s.FARs.All() {
+		if err := validateFAR(s, f); err != nil {
 			return err
 		}
 	}
-	for _, id := range sortedKeys(s.QERs) {
-		q := s.QERs[id]
+	for id, q := range s.QERs.All() {
 		if q.GateUL > GateClosed || q.GateDL > GateClosed {
 			return refuse(CauseMandatoryIEIncorrect, IEGateStatus, "QER %d: gate status %d/%d: want 0 (open) or 1 (closed)", id, q.GateUL, q.GateDL)
 		}
@@ -87,8 +89,8 @@ func validate(s *Session) error {
 			return refuse(CauseMandatoryIEIncorrect, IEQFI, "QER %d: QFI %d is over 63", id, q.QFI)
 		}
 	}
-	for _, id := range sortedKeys(s.URRs) {
-		if s.URRs[id].Method == 0 {
+	for id, u := range s.URRs.All() {
+		if u.Method == 0 {
 			return refuse(CauseMandatoryIEIncorrect, IECreateURR, "URR %d measures nothing", id)
 		}
 	}
@@ -96,16 +98,16 @@ func validate(s *Session) error {
 }
 
 func validatePDR(s *Session, p PDR) error {
-	if _, ok := s.FARs[p.FARID]; !ok {
+	if !s.FARs.Has(p.FARID) {
 		return refuse(CauseRuleFailure, IEFARID, "PDR %d names FAR %d, which the session does not have", p.ID, p.FARID)
 	}
 	for _, q := range p.QERIDs {
-		if _, ok := s.QERs[q]; !ok {
+		if !s.QERs.Has(q) {
 			return refuse(CauseRuleFailure, IEQERID, "PDR %d names QER %d, which the session does not have", p.ID, q)
 		}
 	}
 	for _, u := range p.URRIDs {
-		if _, ok := s.URRs[u]; !ok {
+		if !s.URRs.Has(u) {
 			return refuse(CauseRuleFailure, IEURRID, "PDR %d names URR %d, which the session does not have", p.ID, u)
 		}
 	}
@@ -136,7 +138,7 @@ func validateFAR(s *Session, f FAR) error {
 		return refuse(CauseConditionalIEMissing, IEForwardingParams, "FAR %d forwards but has no forwarding parameters", f.ID)
 	}
 	if f.BARID != nil {
-		if _, ok := s.BARs[*f.BARID]; !ok {
+		if !s.BARs.Has(*f.BARID) {
 			return refuse(CauseRuleFailure, IEBARID, "FAR %d names BAR %d, which the session does not have", f.ID, *f.BARID)
 		}
 	}

@@ -13,11 +13,11 @@ type Session struct {
 	CPSEID uint64     // the SMF's
 	CPAddr netip.Addr // the SMF's F-SEID address
 	Peer   string     // node ID of the association it belongs to
-	PDRs   map[uint16]PDR
-	FARs   map[uint32]FAR
-	QERs   map[uint32]QER
-	URRs   map[uint32]URR
-	BARs   map[uint8]BAR
+	PDRs   RuleSet[uint16, PDR]
+	FARs   RuleSet[uint32, FAR]
+	QERs   RuleSet[uint32, QER]
+	URRs   RuleSet[uint32, URR]
+	BARs   RuleSet[uint8, BAR]
 }
 
 // Source interface values, TS 29.244 §8.2.2.
@@ -186,20 +186,12 @@ type BAR struct {
 // Clone returns a deep enough copy to change without touching s.
 func (s *Session) Clone() *Session {
 	n := *s
-	n.PDRs = cloneMap(s.PDRs)
-	n.FARs = cloneMap(s.FARs)
-	n.QERs = cloneMap(s.QERs)
-	n.URRs = cloneMap(s.URRs)
-	n.BARs = cloneMap(s.BARs)
+	n.PDRs = s.PDRs.Clone()
+	n.FARs = s.FARs.Clone()
+	n.QERs = s.QERs.Clone()
+	n.URRs = s.URRs.Clone()
+	n.BARs = s.BARs.Clone()
 	return &n
-}
-
-func cloneMap[K comparable, V any](m map[K]V) map[K]V {
-	c := make(map[K]V, len(m))
-	for k, v := range m {
-		c[k] = v
-	}
-	return c
 }
 
 // Reporting Triggers (§8.2.41) as URR.Triggers holds them: octet 5 in

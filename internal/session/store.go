@@ -73,7 +73,7 @@ func (s *Store) SendingTo(peer netip.Addr, teid uint32) (uint64, bool) {
 
 // indexTunnels adds (or, with add false, removes) x's tunnels.
 func (s *Store) indexTunnels(x *Session, add bool) {
-	for _, f := range x.FARs {
+	for _, f := range x.FARs.All() {
 		if f.Forw == nil || f.Forw.OHC == nil {
 			continue
 		}
@@ -189,16 +189,15 @@ func (s *Store) planEstablish(r *Establish) (*Change, error) {
 	if old, dup := s.byCP[cpKey{r.Peer, r.CPSEID}]; dup {
 		return nil, refuse(CauseRequestRejected, IEFSEID, "CP F-SEID %#x of %s is already session %#x", r.CPSEID, r.Peer, old)
 	}
-	next := &Session{SEID: s.newSEID(), CPSEID: r.CPSEID, CPAddr: r.CPAddr, Peer: r.Peer,
-		PDRs: map[uint16]PDR{}, FARs: map[uint32]FAR{}, QERs: map[uint32]QER{}, URRs: map[uint32]URR{}, BARs: map[uint8]BAR{}}
+	next := &Session{SEID: s.newSEID(), CPSEID: r.CPSEID, CPAddr: r.CPAddr, Peer: r.Peer}
 	c := &Change{Next: next}
 	if err := addAll(next, r.PDRs, r.FARs, r.QERs, r.URRs, r.BARs); err != nil {
 		return c, err
 	}
-	if len(next.PDRs) == 0 {
+	if next.PDRs.Len() == 0 {
 		return c, refuse(CauseMandatoryIEMissing, IECreatePDR, "no Create PDR")
 	}
-	if len(next.FARs) == 0 {
+	if next.FARs.Len() == 0 {
 		return c, refuse(CauseMandatoryIEMissing, IECreateFAR, "no Create FAR")
 	}
 	if err := s.allocate(c, r.PDRs); err != nil {
@@ -224,7 +223,7 @@ func (s *Store) planDelete(r *Delete) (*Change, error) {
 		return nil, refuse(CauseNoSession, 0, "no session %#x", r.SEID)
 	}
 	c := &Change{Prev: prev}
-	for _, p := range prev.PDRs {
+	for _, p := range prev.PDRs.All() {
 		c.release(p)
 	}
 	return c, nil
@@ -252,9 +251,7 @@ func (s *Store) planModify(r *Modify) (*Change, error) {
 	next := prev.Clone()
 	c := &Change{Prev: prev, Next: next, Query: r.QueryURRs, DropBuffer: r.DropBuffer}
 	if r.QueryAll {
-		for id := range prev.URRs {
-			c.Query = append(c.Query, id)
-		}
+		c.Query = slices.AppendSeq(c.Query, prev.URRs.IDs())
 	}
 	if err := removeAll(next, r); err != nil {
 		return c, err
@@ -266,13 +263,13 @@ func (s *Store) planModify(r *Modify) (*Change, error) {
 		return c, err
 	}
 	for _, id := range r.QueryURRs {
-		if _, ok := next.URRs[id]; !ok {
+		if !next.URRs.Has(id) {
 			return c, refuse(CauseRuleFailure, IEURRID, "query of URR %d, which the session does not have", id)
 		}
 	}
 	// What removed or replaced PDRs owned is released; new ones allocated.
-	for id, p := range prev.PDRs {
-		if q, kept := next.PDRs[id]; !kept || !sameOwnership(p, q) {
+	for id, p := range prev.PDRs.All() {
+		if q, kept := next.PDRs.Get(id); !kept || !sameOwnership(p, q) {
 			c.release(p)
 		}
 	}
@@ -282,14 +279,15 @@ func (s *Store) planModify(r *Modify) (*Change, error) {
 	}
 	for _, u := range r.UpdatePDRs {
 		if u.PDI != nil {
-			fresh = append(fresh, next.PDRs[u.ID])
+			p, _ := next.PDRs.Get(u.ID)
+			fresh = append(fresh, p)
 		}
 	}
 	if err := s.allocate(c, fresh); err != nil {
 		return c, err
 	}
 	// Kept ownership stays with the session.
-	for _, p := range next.PDRs {
+	for _, p := range next.PDRs.All() {
 		c.keep(p)
 	}
 	return c, validate(next)

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"cmp"
 	"errors"
 	"net/netip"
 	"testing"
@@ -47,13 +48,23 @@ func commit(t *testing.T, s *Store, r Request) *Change {
 	return c
 }
 
+// ruleOf is the rule with id, which the test expects the set to hold.
+func ruleOf[K cmp.Ordered, V rule[K]](t *testing.T, set RuleSet[K, V], id K) V {
+	t.Helper()
+	v, ok := set.Get(id)
+	if !ok {
+		t.Fatalf("no rule %v", id)
+	}
+	return v
+}
+
 func TestEstablishChoosesOneTEIDPerChooseID(t *testing.T) {
 	s := newStore()
 	r := plain(1)
 	r.PDRs = append(r.PDRs, PDR{ID: 3, Precedence: 100, FARID: 1, OHR: &ohr0,
 		PDI: PDI{Source: Access, QFI: 5, FTEID: &FTEID{Choose: true, HasChID: true, ChooseID: 5}}})
 	c := commit(t, s, r)
-	f1, f3 := c.Next.PDRs[1].PDI.FTEID, c.Next.PDRs[3].PDI.FTEID
+	f1, f3 := ruleOf(t, c.Next.PDRs, 1).PDI.FTEID, ruleOf(t, c.Next.PDRs, 3).PDI.FTEID
 	if f1.TEID != 0x100 || f1.V4 != n3 || *f3 != *f1 {
 		t.Errorf("F-TEIDs %+v and %+v, want both 0x100 at %v", f1, f3, n3)
 	}
@@ -116,10 +127,10 @@ func TestModify(t *testing.T) {
 
 	// Path switch: the downlink FAR gets a new gNB tunnel and an End Marker.
 	c := commit(t, s, &Modify{SEID: seid, UpdateFARs: []FARUpdate{{ID: 2, Forw: &ForwardingUpdate{OHC: &OHC{TEID: 0x300, Peer: gnb2}, EndMarker: true}}}})
-	if f := c.Next.FARs[2].Forw; f.OHC.Peer != gnb2 || !f.EndMarker || f.Dest != Access {
+	if f := ruleOf(t, c.Next.FARs, 2).Forw; f.OHC.Peer != gnb2 || !f.EndMarker || f.Dest != Access {
 		t.Errorf("forwarding after the switch %+v", f)
 	}
-	if c.Prev.FARs[2].Forw.OHC.Peer != gnb {
+	if ruleOf(t, c.Prev.FARs, 2).Forw.OHC.Peer != gnb {
 		t.Errorf("the previous session changed")
 	}
 
@@ -128,8 +139,8 @@ func TestModify(t *testing.T) {
 	c = commit(t, s, &Modify{SEID: seid,
 		CreateQERs: []QER{{ID: 3, QFI: 5}},
 		CreatePDRs: []PDR{{ID: 5, Precedence: 10, FARID: 2, QERIDs: []uint32{3}, PDI: PDI{Source: Core, UEIP: &UEIP{V4: ue, Dest: true}, SDFs: []SDF{{Flow: flow}}}}}})
-	if len(c.Next.PDRs) != 3 {
-		t.Errorf("%d PDRs after adding one", len(c.Next.PDRs))
+	if c.Next.PDRs.Len() != 3 {
+		t.Errorf("%d PDRs after adding one", c.Next.PDRs.Len())
 	}
 
 	// Removing the uplink PDR frees its TEID.
@@ -180,7 +191,7 @@ func TestChooseUEAddress(t *testing.T) {
 	r.PDRs[1].PDI.NetworkInstance = "internet"
 	r.PDRs[1].PDI.UEIP = &UEIP{ChooseV4: true, Dest: true}
 	c := commit(t, s, r)
-	a, b := c.Next.PDRs[1].PDI.UEIP, c.Next.PDRs[2].PDI.UEIP
+	a, b := ruleOf(t, c.Next.PDRs, 1).PDI.UEIP, ruleOf(t, c.Next.PDRs, 2).PDI.UEIP
 	if a.V4 != netip.MustParseAddr("10.45.0.1") || b.V4 != a.V4 || !b.Dest || a.Dest {
 		t.Errorf("UE addresses %+v and %+v, want 10.45.0.1 for both, as source and as destination", a, b)
 	}

@@ -2,6 +2,7 @@
 //
 //	upfd [--config FILE]          run
 //	upfd check [--config FILE]    validate the configuration and exit
+//	upfd version                  print the version and exit
 package main
 
 import (
@@ -13,6 +14,7 @@ import (
 	"net/netip"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -26,6 +28,10 @@ import (
 
 func main() {
 	args := os.Args[1:]
+	if len(args) > 0 && args[0] == "version" {
+		fmt.Println("upfd", version())
+		return
+	}
 	check := len(args) > 0 && args[0] == "check"
 	if check {
 		args = args[1:]
@@ -34,6 +40,10 @@ func main() {
 	path := fs.String("config", "", "configuration file (YAML); without one, the lab's defaults")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
 	fs.Parse(args)
+	if fs.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "upfd: unexpected %q: upfd [--config FILE], upfd check [--config FILE] or upfd version\n", fs.Arg(0))
+		os.Exit(2)
+	}
 
 	cfg, err := load(*path)
 	if err != nil {
@@ -125,4 +135,23 @@ func run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		return nil
 	}
 	return err
+}
+
+// version is the module version and VCS revision the binary was built
+// from, as Go records them.
+func version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := info.Main.Version
+	for _, s := range info.Settings {
+		switch {
+		case s.Key == "vcs.revision" && len(s.Value) >= 12:
+			v += " " + s.Value[:12]
+		case s.Key == "vcs.modified" && s.Value == "true":
+			v += "+dirty"
+		}
+	}
+	return v
 }

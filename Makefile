@@ -3,7 +3,7 @@ GO ?= go
 FUZZTIME ?= 10s
 BPF_SRC := $(wildcard bpf/*.c bpf/*.h bpf/lib/*.h)
 
-.PHONY: all build generate check-generated lint test deps bench fuzz
+.PHONY: all build generate check-generated lint test deps bench fuzz lab
 
 all: build
 
@@ -26,6 +26,12 @@ lint:
 
 deps:
 	./scripts/deps.sh
+
+# The lab's default scenario against upfd (lab/scenario/default.yaml):
+# prints the results table; files go to upflab-results/.
+lab: deps
+	$(GO) build -o bin/ ./cmd/upfd ./cmd/upflab
+	./bin/upflab run $(SCENARIO)
 
 # The whole suite, privileged tests included (they need root), then a short fuzz.
 test: deps check-generated lint

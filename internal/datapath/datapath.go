@@ -86,8 +86,10 @@ type Sizes struct {
 
 // SizesFor gives table sizes for n sessions (at least 1024): one F-TEID and
 // one UE address each with a quarter spare, two FARs and URRs each and room
-// to replace them make-before-break, one QER, multi-PDR lists for one in
-// sixteen and SDF filters for one in four.
+// to replace them make-before-break, one QER, SDF filters for each, and
+// multi-PDR lists for one in four. A list holds UPF_MAX_PDRS PDRs (1.3 KB),
+// and an Open5GS session needs one (its Router Solicitation PDR shares the
+// uplink F-TEID): a quarter keeps 100,000 sessions' lists at 32 MB.
 func SizesFor(n int) Sizes {
 	n = max(n, 1024)
 	u := uint32(n)
@@ -95,7 +97,7 @@ func SizesFor(n int) Sizes {
 		Uplink:    u + u/4,
 		Downlink4: u + u/4,
 		Downlink6: u + u/4,
-		PDRLists:  u/16 + 1,
+		PDRLists:  u/4 + 1,
 		SDFs:      u + u/4 + 1, // an uplink PDR with the UE address takes one
 		FARs:      2*u + u/2 + 1,
 		QERs:      u + u/4 + 1,

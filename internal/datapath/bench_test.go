@@ -1,6 +1,8 @@
 package datapath
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -37,15 +39,6 @@ import (
 func BenchmarkDatapath(b *testing.B) {
 	const rounds, frames, progRuns = 5, 1 << 20, 2000
 	ns := testenv.UPF(b)
-	sinks := map[Role]*tgen.Sink{}
-	for role, dev := range map[Role]string{N3: "n3p", N6: "n6p"} {
-		s, err := tgen.AttachSink(ns, dev)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { s.Close() })
-		sinks[role] = s
-	}
 	stats, err := ebpf.EnableStats(uint32(unix.BPF_STATS_RUN_TIME))
 	if err != nil {
 		b.Fatal(err)
@@ -73,7 +66,7 @@ func BenchmarkDatapath(b *testing.B) {
 	}
 	for round := range rounds {
 		for _, c := range cases {
-			c.measure(b, ns, sinks[c.out()], frames, progRuns)
+			c.measure(b, ns, frames, progRuns)
 		}
 		b.Logf("round %d of %d done", round+1, rounds)
 		if os.Getenv("SLUICE_BENCH_DEBUG") != "" {
@@ -96,6 +89,7 @@ type benchCase struct {
 
 	frame []byte
 	gen   *tgen.Generator
+	sink  *tgen.Sink
 	d     *Datapath
 	fwd   *refs.Forwarder
 	empty *ebpf.Program
@@ -112,24 +106,40 @@ func (c *benchCase) out() Role {
 }
 
 // The frames: a 64-byte UDP payload, uplink in a G-PDU with a PDU Session
-// Container. The generator cycles the TEID or the UE address over sessions.
+// Container. The generator cycles over the sessions' TEIDs and UE addresses;
+// the sink behind checks what the reference forwarder or the datapath made
+// of them.
 func (c *benchCase) setUp(b *testing.B, ns string) {
-	var vary *tgen.Vary
+	spec := tgen.Spec{Direction: tgen.Uplink, Size: 20 + 8 + 64, GNB: addrGNB, UPF: addrN3, DN: addrDN,
+		SrcMAC: macGNB, DstMAC: macN3}
 	if c.dir == N3 {
 		c.frame = uplink(tunnel{src: addrGNB, dst: addrN3, teid: teidUL, qfi: 9, pduType: 1}, upFlow)
-		vary = &tgen.Vary{Offset: 14 + 20 + 8 + 4, Count: c.sessions}
 	} else {
 		f := downFlow
 		f.dst = benchUE(0)
 		c.frame = downlink(f)
-		c.frame[14+20+6], c.frame[14+20+7] = 0, 0 // no inner UDP checksum to keep right while varying
-		vary = &tgen.Vary{Offset: 14 + 16, Checksum: 14 + 10, Count: c.sessions}
+		spec.Direction, spec.SrcMAC, spec.DstMAC = tgen.Downlink, macRouter, macN6
+	}
+	qfi := uint8(0) // downlink G-PDUs carry a QFI only with a QER
+	if c.qos {
+		qfi = 9
+	}
+	for i := range max(c.sessions, 1) {
+		spec.Sessions = append(spec.Sessions, tgen.Session{UE: benchUE(i), UplinkTEID: teidUL + uint32(i), DownlinkTEID: teidDL + uint32(i), QFI: qfi})
+	}
+	path := tgen.UPF
+	if c.ref || c.floor {
+		path = tgen.Wire
 	}
 	var err error
-	if c.gen, err = tgen.NewGenerator(c.frame, vary); err != nil {
+	if c.gen, err = tgen.New(spec); err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { c.gen.Close() })
+	if c.sink, err = tgen.NewSink(spec, path); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.sink.Close() })
 	if c.floor {
 		c.empty, err = ebpf.NewProgram(&ebpf.ProgramSpec{Type: ebpf.XDP, License: "GPL",
 			Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, int32(Dropped)), asm.Return()}})
@@ -241,7 +251,7 @@ func (c *benchCase) detach() error {
 	return c.d.Detach()
 }
 
-func (c *benchCase) measure(b *testing.B, ns string, sink *tgen.Sink, frames uint32, progRuns int) {
+func (c *benchCase) measure(b *testing.B, ns string, frames uint64, progRuns int) {
 	ingress := map[Role]string{N3: "n3", N6: "n6"}[c.dir]
 	ns1, err := progRunNS(ns, c.program(), c.frame, ingress, progRuns)
 	if err != nil {
@@ -253,18 +263,29 @@ func (c *benchCase) measure(b *testing.B, ns string, sink *tgen.Sink, frames uin
 		b.Fatal(err)
 	}
 	defer c.detach()
-	sink.Reset()
+	peer := map[Role]string{N3: "n3p", N6: "n6p"} // where the generator sends, and the sink listens
+	if err := c.sink.Attach(ns, peer[c.out()]); err != nil {
+		b.Fatal(err)
+	}
+	defer c.sink.Detach()
+	if err := errors.Join(c.gen.Reset(), c.sink.Reset()); err != nil {
+		b.Fatal(err)
+	}
 	before, err := c.program().Stats()
 	if err != nil {
 		b.Fatal(err)
 	}
-	took, err := c.gen.Run(ns, map[Role]string{N3: "n3p", N6: "n6p"}[c.dir], 0, frames)
+	res, err := c.gen.Run(context.Background(), tgen.RunOptions{Namespace: ns, Device: peer[c.dir], CPUs: []int{0}, Count: frames})
 	if err != nil {
 		b.Fatal(err)
 	}
+	took := res.Took
 	time.Sleep(20 * time.Millisecond) // let the last batch drain
 	after, _ := c.program().Stats()
-	got, _ := sink.Received()
+	got, err := c.sink.Stats(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
 	runs := after.RunCount - before.RunCount
 	if runs == 0 {
 		b.Fatalf("%s: the attached program never ran", c.name)
@@ -272,7 +293,7 @@ func (c *benchCase) measure(b *testing.B, ns string, sink *tgen.Sink, frames uin
 	c.kernNS = append(c.kernNS, float64(after.Runtime-before.Runtime)/float64(runs))
 	c.mpps = append(c.mpps, float64(got.Packets)/took.Seconds()/1e6)
 	if got.Packets < uint64(frames)*9/10 && !c.floor {
-		b.Logf("%s: only %d of %d frames reached the sink", c.name, got.Packets, frames)
+		b.Logf("%s: only %d of %d frames reached the sink valid (invalid: %v)", c.name, got.Packets, frames, got.Invalid)
 	}
 }
 

@@ -1,180 +1,252 @@
-// Package tgen generates traffic with XDP live frames and counts it at the
-// far side: the lab's generator and sink.
+// Package tgen is the lab's traffic generator and sink.
 //
-// A Generator sends copies of one template frame out of a device with
-// BPF_PROG_RUN in live-frame mode, optionally varying one 32-bit field
-// (a TEID, an address) per frame to cycle over sessions. A Sink attached to
-// the receiving device counts what arrives and drops it.
+// A Generator sends GTP-U uplink (G-PDUs with a PDU Session Container) or
+// plain UDP downlink toward UE addresses, cycling over a table of sessions
+// and over flows in each session. It is an XDP program run by BPF_PROG_RUN
+// in live-frame mode: one worker per CPU, each one long call on its own
+// locked thread, stopped by a signal or when its count is reached.
+//
+// Every frame carries a stamp at the start of its innermost UDP payload:
+// magic, flow, sequence number within the flow, send time. A Sink, an XDP
+// program on the device where the frames arrive, checks each stamped frame
+// against the same session table (TEID, QFI, inner addresses and ports),
+// counts per flow, finds loss, duplicates and reordering, and keeps a
+// latency histogram. Frames without a stamp pass untouched.
+//
+// Flow f belongs to session f % len(Sessions) and is flow f / len(Sessions)
+// within it, so that consecutive flows are in different sessions; flow i of
+// a session uses UE port UEPort+i.
 package tgen
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
-	"runtime"
-	"time"
+	"net/netip"
 
 	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/link"
-	"golang.org/x/sys/unix"
 
-	"github.com/sluice-upf/sluice/internal/netns"
+	"github.com/sluice-upf/sluice/lab/pkt"
 )
 
-// Vary says which field of the frame to change per frame.
-type Vary struct {
-	Offset   int // of a 32-bit big-endian field, after the Ethernet header start
-	Count    int // values: the template's, +1, ... +Count-1
-	Checksum int // offset of an IPv4 header checksum covering it, 0 = none
+// UDP ports of the flows: the UE side is UEPort + flow within the session.
+const (
+	UEPort = 10000
+	DNPort = 9 // discard (RFC 863)
+)
+
+// Direction says which side of the UPF the traffic enters from.
+type Direction uint8
+
+const (
+	// Uplink: G-PDUs from the gNB to the UPF's N3 address, carrying UDP
+	// from UE addresses to the DN host.
+	Uplink Direction = iota + 1
+	// Downlink: UDP from the DN host to UE addresses.
+	Downlink
+)
+
+func (d Direction) String() string {
+	switch d {
+	case Uplink:
+		return "uplink"
+	case Downlink:
+		return "downlink"
+	}
+	return fmt.Sprintf("direction %d", uint8(d))
 }
 
-// Generator sends one kind of frame.
-type Generator struct {
-	objs  tgenObjects
-	frame []byte
+// Session is what the generator and the sink know of a PDU session. UPFs
+// do not all hand out contiguous TEIDs and addresses: each is given.
+type Session struct {
+	UE           netip.Addr // IPv4 or IPv6, one family for all sessions
+	UplinkTEID   uint32     // the UPF's F-TEID on N3
+	DownlinkTEID uint32     // the gNB's F-TEID
+	// QFI of the session's QoS flow. 0: none known (a UPF given no QER
+	// for the session may send G-PDUs without a PDU Session Container),
+	// so the sink checks no container.
+	QFI uint8
 }
 
-const tmplBytes = 8 * 16
+// Spec is the traffic: which way, over which sessions, how large.
+type Spec struct {
+	Direction Direction
+	Sessions  []Session
+	Flows     int // per session; 0 means 1
+	// Size is the inner IP packet's length in bytes (what crosses N6),
+	// from 52 (IPv4) or 72 (IPv6), the least that holds the stamp, to 9000
+	// (as far as the devices' MTU allows).
+	Size int
+	// Mix, if set, replaces Size: sizes in proportion to their weights,
+	// interleaved. At most 4 sizes, weights summing to at most 16.
+	Mix []Weighted
+	// Frames leave with these MACs (lab/topo's plan).
+	SrcMAC, DstMAC net.HardwareAddr
+	// GNB and UPF are the uplink's outer source and destination (the
+	// UPF's N3 address in its F-TEIDs).
+	GNB, UPF netip.Addr
+	// DN is the host on the data network the UEs talk to.
+	DN netip.Addr
+}
 
-// NewGenerator loads a generator for frame, restoring its first 128 bytes
-// (or all of it, if shorter) for every frame sent.
-func NewGenerator(frame []byte, vary *Vary) (*Generator, error) {
-	if len(frame) < 14 {
-		return nil, fmt.Errorf("tgen: a %d-byte frame is shorter than Ethernet", len(frame))
+// Weighted is one size of a mix.
+type Weighted struct{ Size, Weight int }
+
+// IMIX is the simple IMIX, 7:4:1 frames of 64, 594 and 1518 bytes, as
+// inner IP packets: without the frames' 18 bytes of Ethernet header and
+// FCS, and the smallest kept at 64 bytes to hold the stamp (IPv4 only: an
+// IPv6 packet with a stamp needs 72).
+var IMIX = []Weighted{{Size: 64, Weight: 7}, {Size: 576, Weight: 4}, {Size: 1500, Weight: 1}}
+
+// Limits of a mix, as the generator's cfg_size and cfg_mix.
+const (
+	mixSizes = 4
+	mixSlots = 16
+)
+
+// stampLen is struct stamp's: magic, flow, sequence number, send time.
+const stampLen = 24
+
+// FlowCount is the number of flows: sessions times flows per session.
+func (s Spec) FlowCount() int { return len(s.Sessions) * s.flows() }
+
+func (s Spec) flows() int { return max(s.Flows, 1) }
+
+// Flow is the id of flow i of session sess.
+func (s Spec) Flow(sess, i int) int { return i*len(s.Sessions) + sess }
+
+// sizes are the inner IP lengths sent, and the order in which a worker
+// sends them: each in turn as often as its weight, spread out (smooth
+// weighted round robin).
+func (s Spec) sizes() ([]int, []uint8) {
+	if len(s.Mix) == 0 {
+		return []int{s.Size}, []uint8{0}
 	}
-	spec, err := loadTgen()
-	if err != nil {
-		return nil, err
+	var sizes []int
+	total := 0
+	for _, w := range s.Mix {
+		sizes = append(sizes, w.Size)
+		total += w.Weight
 	}
-	var tmpl [16]uint64
-	var padded [tmplBytes]byte
-	n := copy(padded[:], frame)
-	for i := range tmpl {
-		tmpl[i] = binary.NativeEndian.Uint64(padded[8*i:])
-	}
-	consts := map[string]any{
-		"cfg_tmpl":       tmpl,
-		"cfg_tmpl_words": uint32(n / 8),
-	}
-	if vary != nil {
-		if vary.Offset+4 > min(n, 128) || vary.Checksum+2 > min(n, 128) {
-			return nil, fmt.Errorf("tgen: varied field at %d or checksum at %d outside the first %d bytes", vary.Offset, vary.Checksum, min(n, 128))
+	var order []uint8
+	credit := make([]int, len(s.Mix))
+	for range total {
+		best := 0
+		for i, w := range s.Mix {
+			credit[i] += w.Weight
+			if credit[i] > credit[best] {
+				best = i
+			}
 		}
-		consts["cfg_vary_off"] = uint32(vary.Offset)
-		consts["cfg_vary_count"] = uint32(vary.Count)
-		consts["cfg_csum_off"] = uint32(vary.Checksum)
+		credit[best] -= total
+		order = append(order, uint8(best))
 	}
-	for name, v := range consts {
+	return sizes, order
+}
+
+func (s Spec) minSize() int {
+	return ipHeaderLen(s.Sessions[0].UE) + pkt.UDPLen + stampLen
+}
+
+func ipHeaderLen(a netip.Addr) int {
+	if a.Is4() {
+		return pkt.IPv4Len
+	}
+	return pkt.IPv6Len
+}
+
+func (s Spec) validate() error {
+	if s.Direction != Uplink && s.Direction != Downlink {
+		return fmt.Errorf("no direction")
+	}
+	if len(s.Sessions) == 0 {
+		return errors.New("no sessions")
+	}
+	if s.flows() > 65535-UEPort {
+		return fmt.Errorf("%d flows per session: more than UE ports", s.Flows)
+	}
+	if uint64(s.FlowCount()) > 1<<31 {
+		return fmt.Errorf("%d flows: too many", s.FlowCount())
+	}
+	ue := s.Sessions[0].UE
+	for i, sess := range s.Sessions {
+		if !sess.UE.IsValid() || sess.UE.Is4() != ue.Is4() {
+			return fmt.Errorf("session %d: UE address %v: every session needs one, of one family", i, sess.UE)
+		}
+	}
+	if !s.DN.IsValid() || s.DN.Is4() != ue.Is4() {
+		return fmt.Errorf("DN address %v: not of the UE addresses' family", s.DN)
+	}
+	if s.Direction == Uplink && (!s.GNB.IsValid() || !s.UPF.IsValid() || s.GNB.Is4() != s.UPF.Is4()) {
+		return fmt.Errorf("uplink needs gNB and UPF addresses of one family, not %v and %v", s.GNB, s.UPF)
+	}
+	if len(s.SrcMAC) != 6 || len(s.DstMAC) != 6 {
+		return errors.New("no MACs")
+	}
+	sizes, order := s.sizes()
+	if len(sizes) > mixSizes || len(order) > mixSlots {
+		return fmt.Errorf("a mix of %d sizes weighing %d: more than %d sizes or %d in all", len(sizes), len(order), mixSizes, mixSlots)
+	}
+	for i, size := range sizes {
+		if size < s.minSize() || size > 9000 {
+			return fmt.Errorf("size %d: not from %d to 9000", size, s.minSize())
+		}
+		if len(s.Mix) > 0 && s.Mix[i].Weight < 1 {
+			return fmt.Errorf("size %d weighs %d", size, s.Mix[i].Weight)
+		}
+	}
+	return nil
+}
+
+// frame is the template: session 0, flow 0, at size bytes of inner IP.
+func (s Spec) frame(size int) pkt.Frame {
+	s0 := s.Sessions[0]
+	ue := netip.AddrPortFrom(s0.UE, UEPort)
+	dn := netip.AddrPortFrom(s.DN, DNPort)
+	f := pkt.Frame{Dst: s.DstMAC, Src: s.SrcMAC, From: dn, To: ue,
+		Payload: make([]byte, size-ipHeaderLen(s0.UE)-pkt.UDPLen)}
+	if s.Direction == Uplink {
+		f.From, f.To = ue, dn
+		f.Tunnel = &pkt.Tunnel{Src: s.GNB, Dst: s.UPF, TEID: s0.UplinkTEID, QFI: s0.QFI, Uplink: true}
+	}
+	return f
+}
+
+// sessionTable is the sessions as the programs read them.
+func (s Spec) sessionTable() ([]uint32, []tgenLabSession) {
+	keys := make([]uint32, len(s.Sessions))
+	vals := make([]tgenLabSession, len(s.Sessions))
+	for i, sess := range s.Sessions {
+		keys[i] = uint32(i)
+		copy(vals[i].Ue[:], sess.UE.AsSlice())
+		vals[i].UlTeid, vals[i].DlTeid, vals[i].Qfi = sess.UplinkTEID, sess.DownlinkTEID, sess.QFI
+	}
+	return keys, vals
+}
+
+// flowTable says where each flow belongs: its session and UE port.
+func (s Spec) flowTable() ([]uint32, []tgenLabFlow) {
+	keys := make([]uint32, s.FlowCount())
+	at := make([]tgenLabFlow, len(keys))
+	for f := range keys {
+		keys[f] = uint32(f)
+		at[f] = tgenLabFlow{Session: uint32(f % len(s.Sessions)), UePort: uint16(UEPort + f/len(s.Sessions))}
+	}
+	return keys, at
+}
+
+// setVariables sets a program's load-time constants by name.
+func setVariables(spec *ebpf.CollectionSpec, vars map[string]any) error {
+	for name, v := range vars {
 		if err := spec.Variables[name].Set(v); err != nil {
-			return nil, fmt.Errorf("tgen: set %s: %w", name, err)
+			return fmt.Errorf("set %s: %w", name, err)
 		}
 	}
-	g := &Generator{frame: frame}
-	if err := spec.LoadAndAssign(&g.objs, nil); err != nil {
-		return nil, fmt.Errorf("tgen: load: %w", err)
-	}
-	return g, nil
+	return nil
 }
 
-// Close releases the generator.
-func (g *Generator) Close() error { return g.objs.Close() }
-
-// Run sends count frames out of dev in namespace ns from one CPU, as fast as
-// the path takes them, and returns how long that took. One long call: each
-// BPF_PROG_RUN has a large fixed cost.
-func (g *Generator) Run(ns, dev string, cpu int, count uint32) (time.Duration, error) {
-	var took time.Duration
-	err := netns.Do(ns, func() error {
-		ifc, err := net.InterfaceByName(dev)
-		if err != nil {
-			return err
-		}
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		var set unix.CPUSet
-		set.Set(cpu)
-		if err := unix.SchedSetaffinity(0, &set); err != nil {
-			return fmt.Errorf("pin to cpu %d: %w", cpu, err)
-		}
-		start := time.Now()
-		_, err = g.objs.XdpTgen.Run(&ebpf.RunOptions{
-			Data:    g.frame,
-			Repeat:  count,
-			Flags:   unix.BPF_F_TEST_XDP_LIVE_FRAMES,
-			Context: xdpMD{DataEnd: uint32(len(g.frame)), IngressIfindex: uint32(ifc.Index)},
-		})
-		took = time.Since(start)
-		return err
-	})
-	if err != nil {
-		return 0, fmt.Errorf("tgen: send %d frames out of %s: %w", count, dev, err)
-	}
-	return took, nil
+// putAll writes a whole array map at once.
+func putAll(m *ebpf.Map, keys, values any) error {
+	_, err := m.BatchUpdate(keys, values, nil)
+	return err
 }
-
-// Sent is how many frames the generator has sent.
-func (g *Generator) Sent() (Counters, error) { return read(g.objs.Counts) }
-
-// xdpMD mirrors struct xdp_md for BPF_PROG_RUN's context.
-type xdpMD struct {
-	Data, DataEnd, DataMeta, IngressIfindex, RxQueueIndex, EgressIfindex uint32
-}
-
-// Counters are packets and bytes, summed over CPUs.
-type Counters struct{ Packets, Bytes uint64 }
-
-func read(m *ebpf.Map) (Counters, error) {
-	var per []tgenCounters
-	if err := m.Lookup(uint32(0), &per); err != nil {
-		return Counters{}, err
-	}
-	var c Counters
-	for _, p := range per {
-		c.Packets += p.Pkts
-		c.Bytes += p.Bytes
-	}
-	return c, nil
-}
-
-// Sink counts and drops what arrives on a device.
-type Sink struct {
-	objs tgenObjects
-	link link.Link
-}
-
-// AttachSink puts a sink on dev in namespace ns.
-func AttachSink(ns, dev string) (*Sink, error) {
-	s := &Sink{}
-	if err := loadTgenObjects(&s.objs, nil); err != nil {
-		return nil, fmt.Errorf("tgen: load sink: %w", err)
-	}
-	err := netns.Do(ns, func() error {
-		ifc, err := net.InterfaceByName(dev)
-		if err != nil {
-			return err
-		}
-		s.link, err = link.AttachXDP(link.XDPOptions{Program: s.objs.XdpSink, Interface: ifc.Index})
-		return err
-	})
-	if err != nil {
-		s.objs.Close()
-		return nil, fmt.Errorf("tgen: attach sink to %s: %w", dev, err)
-	}
-	return s, nil
-}
-
-// Received is what arrived so far.
-func (s *Sink) Received() (Counters, error) { return read(s.objs.Counts) }
-
-// Reset zeroes the counters.
-func (s *Sink) Reset() error {
-	n, err := ebpf.PossibleCPU()
-	if err != nil {
-		return err
-	}
-	return s.objs.Counts.Put(uint32(0), make([]tgenCounters, n))
-}
-
-// Close detaches the sink.
-func (s *Sink) Close() error { return errors.Join(s.link.Close(), s.objs.Close()) }

@@ -13,24 +13,59 @@ import (
 	"github.com/cilium/ebpf"
 )
 
-type tgenCounters struct {
-	_     structs.HostLayout
-	Pkts  uint64
-	Bytes uint64
+type tgenLabFlow struct {
+	_       structs.HostLayout
+	Session uint32
+	UePort  uint16
+	Pad     uint16
+}
+
+type tgenLabSession struct {
+	_      structs.HostLayout
+	Ue     [16]uint8
+	UlTeid uint32
+	DlTeid uint32
+	Qfi    uint8
+	Pad    [3]uint8
+}
+
+type tgenTgenFlow struct {
+	_   structs.HostLayout
+	At  tgenLabFlow
+	Seq uint64
+}
+
+type tgenTgenWorker struct {
+	_        structs.HostLayout
+	Sent     uint64
+	Bytes    uint64
+	Limit    uint64
+	Interval uint64
+	NextNs   uint64
+	NowNs    uint64
+	Flow     uint32
+	First    uint32
+	End      uint32
+	Pad      uint32
 }
 
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	tgenMapCounts       = "counts"
-	tgenProgXdpSink     = "xdp_sink"
+	tgenMapFlows        = "flows"
+	tgenMapSessions     = "sessions"
+	tgenMapWorkers      = "workers"
 	tgenProgXdpTgen     = "xdp_tgen"
-	tgenVarCfgCsumOff   = "cfg_csum_off"
+	tgenVarCfgInner     = "cfg_inner"
+	tgenVarCfgInnerOff  = "cfg_inner_off"
+	tgenVarCfgMix       = "cfg_mix"
+	tgenVarCfgMixLen    = "cfg_mix_len"
+	tgenVarCfgOuter     = "cfg_outer"
+	tgenVarCfgSize      = "cfg_size"
+	tgenVarCfgStampOff  = "cfg_stamp_off"
 	tgenVarCfgTmpl      = "cfg_tmpl"
 	tgenVarCfgTmplWords = "cfg_tmpl_words"
-	tgenVarCfgVaryCount = "cfg_vary_count"
-	tgenVarCfgVaryOff   = "cfg_vary_off"
 )
 
 // loadTgen returns the embedded CollectionSpec for tgen.
@@ -75,7 +110,6 @@ type tgenSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type tgenProgramSpecs struct {
-	XdpSink *ebpf.ProgramSpec `ebpf:"xdp_sink"`
 	XdpTgen *ebpf.ProgramSpec `ebpf:"xdp_tgen"`
 }
 
@@ -83,18 +117,24 @@ type tgenProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type tgenMapSpecs struct {
-	Counts *ebpf.MapSpec `ebpf:"counts"`
+	Flows    *ebpf.MapSpec `ebpf:"flows"`
+	Sessions *ebpf.MapSpec `ebpf:"sessions"`
+	Workers  *ebpf.MapSpec `ebpf:"workers"`
 }
 
 // tgenVariableSpecs contains global variables before they are loaded into the kernel.
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type tgenVariableSpecs struct {
-	CfgCsumOff   *ebpf.VariableSpec `ebpf:"cfg_csum_off"`
+	CfgInner     *ebpf.VariableSpec `ebpf:"cfg_inner"`
+	CfgInnerOff  *ebpf.VariableSpec `ebpf:"cfg_inner_off"`
+	CfgMix       *ebpf.VariableSpec `ebpf:"cfg_mix"`
+	CfgMixLen    *ebpf.VariableSpec `ebpf:"cfg_mix_len"`
+	CfgOuter     *ebpf.VariableSpec `ebpf:"cfg_outer"`
+	CfgSize      *ebpf.VariableSpec `ebpf:"cfg_size"`
+	CfgStampOff  *ebpf.VariableSpec `ebpf:"cfg_stamp_off"`
 	CfgTmpl      *ebpf.VariableSpec `ebpf:"cfg_tmpl"`
 	CfgTmplWords *ebpf.VariableSpec `ebpf:"cfg_tmpl_words"`
-	CfgVaryCount *ebpf.VariableSpec `ebpf:"cfg_vary_count"`
-	CfgVaryOff   *ebpf.VariableSpec `ebpf:"cfg_vary_off"`
 }
 
 // tgenObjects contains all objects after they have been loaded into the kernel.
@@ -117,12 +157,16 @@ func (o *tgenObjects) Close() error {
 //
 // It can be passed to loadTgenObjects or ebpf.CollectionSpec.LoadAndAssign.
 type tgenMaps struct {
-	Counts *ebpf.Map `ebpf:"counts"`
+	Flows    *ebpf.Map `ebpf:"flows"`
+	Sessions *ebpf.Map `ebpf:"sessions"`
+	Workers  *ebpf.Map `ebpf:"workers"`
 }
 
 func (m *tgenMaps) Close() error {
 	return _TgenClose(
-		m.Counts,
+		m.Flows,
+		m.Sessions,
+		m.Workers,
 	)
 }
 
@@ -130,24 +174,26 @@ func (m *tgenMaps) Close() error {
 //
 // It can be passed to loadTgenObjects or ebpf.CollectionSpec.LoadAndAssign.
 type tgenVariables struct {
-	CfgCsumOff   *ebpf.Variable `ebpf:"cfg_csum_off"`
+	CfgInner     *ebpf.Variable `ebpf:"cfg_inner"`
+	CfgInnerOff  *ebpf.Variable `ebpf:"cfg_inner_off"`
+	CfgMix       *ebpf.Variable `ebpf:"cfg_mix"`
+	CfgMixLen    *ebpf.Variable `ebpf:"cfg_mix_len"`
+	CfgOuter     *ebpf.Variable `ebpf:"cfg_outer"`
+	CfgSize      *ebpf.Variable `ebpf:"cfg_size"`
+	CfgStampOff  *ebpf.Variable `ebpf:"cfg_stamp_off"`
 	CfgTmpl      *ebpf.Variable `ebpf:"cfg_tmpl"`
 	CfgTmplWords *ebpf.Variable `ebpf:"cfg_tmpl_words"`
-	CfgVaryCount *ebpf.Variable `ebpf:"cfg_vary_count"`
-	CfgVaryOff   *ebpf.Variable `ebpf:"cfg_vary_off"`
 }
 
 // tgenPrograms contains all programs after they have been loaded into the kernel.
 //
 // It can be passed to loadTgenObjects or ebpf.CollectionSpec.LoadAndAssign.
 type tgenPrograms struct {
-	XdpSink *ebpf.Program `ebpf:"xdp_sink"`
 	XdpTgen *ebpf.Program `ebpf:"xdp_tgen"`
 }
 
 func (p *tgenPrograms) Close() error {
 	return _TgenClose(
-		p.XdpSink,
 		p.XdpTgen,
 	)
 }

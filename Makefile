@@ -15,7 +15,7 @@ generate:
 	$(GO) generate ./...
 
 check-generated: generate
-	@git diff --exit-code --stat -- '*_bpfel.go' '*_bpfel.o' || \
+	@git diff --exit-code --stat -- '*_bpfel.go' '*_bpfel.o' '*_bpfel_test.go' '*_bpfel_test.o' || \
 		(echo "generated eBPF objects differ from the committed ones: run make generate and commit" >&2; exit 1)
 
 lint:

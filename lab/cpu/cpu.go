@@ -71,7 +71,8 @@ func (u Usage) Softirq(cores ...int) float64 {
 // ErrNoProcess means none of the PIDs given to Start exists.
 var ErrNoProcess = errors.New("no such process")
 
-// Start samples the tree under pids and every core.
+// Start samples the tree under pids and every core. Without pids (a UPF
+// that is all XDP, like the reference forwarder) only the cores count.
 func Start(pids ...int) (*Sample, error) {
 	return start("/proc", pids)
 }
@@ -134,7 +135,7 @@ func (s *Sample) treeTicks() (uint64, error) {
 		total += p.ticks
 		queue = append(queue, children[pid]...)
 	}
-	if !found {
+	if !found && len(s.roots) > 0 {
 		return 0, fmt.Errorf("cpu: pids %v: %w", s.roots, ErrNoProcess)
 	}
 	return total, nil

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/sluice-upf/sluice/lab/report"
+	"github.com/sluice-upf/sluice/lab/runner"
+	"github.com/sluice-upf/sluice/lab/scenario"
+)
+
+func init() {
+	register("run", "[SCENARIO.yaml]: run a scenario (the default against upfd without one) and print the results", runScenario)
+}
+
+func runScenario(args []string) error {
+	fs := flags("run")
+	upfd := fs.String("upfd", "", "the upfd binary (default: upfd beside upflab, else on PATH)")
+	out := fs.String("out", "", "results directory (default: the scenario's outputs.directory)")
+	keep := fs.Bool("keep", false, "leave the lab's namespaces up afterwards")
+	showDefault := fs.Bool("show-default", false, "print the default scenario and exit")
+	files, err := parseWithFiles(fs, args)
+	if err != nil {
+		return err
+	}
+	if *showDefault {
+		_, err := os.Stdout.Write(scenario.DefaultYAML())
+		return err
+	}
+	s, err := loadScenario(files)
+	if err != nil {
+		return err
+	}
+	o := runner.Options{Keep: *keep, Progress: os.Stderr, Dir: *out}
+	if s.UPF.Kind == scenario.UPFBuiltIn {
+		if o.UPFD, err = findUPFD(*upfd); err != nil {
+			return err
+		}
+		o.Version = version(o.UPFD)
+	}
+	start := time.Now()
+	if o.Dir == "" {
+		o.Dir = s.Outputs.Dir(s.Name, start)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	fmt.Fprintf(os.Stderr, "upflab: scenario %s, about %v of traffic; results in %s (Ctrl-C stops and tears down)\n",
+		s.Name, s.Estimate().Round(time.Second), o.Dir)
+	run, runErr := runner.Run(ctx, s, o)
+	written, err := report.Write(run, o.Dir, s.Outputs.Formats)
+	if err != nil {
+		return errors.Join(runErr, err)
+	}
+	if err := report.WriteMarkdown(os.Stdout, run); err != nil {
+		return errors.Join(runErr, err)
+	}
+	fmt.Fprintf(os.Stderr, "upflab: %d files in %s, run took %v\n", len(written), o.Dir, time.Since(start).Round(time.Second))
+	return runErr
+}
+
+// parseWithFiles parses flags given before or after the file names.
+func parseWithFiles(fs *flag.FlagSet, args []string) (files []string, err error) {
+	for {
+		if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		} else if err != nil {
+			return nil, fmt.Errorf("%w: %v", errUsage, err)
+		}
+		if fs.NArg() == 0 {
+			return files, nil
+		}
+		files = append(files, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+func loadScenario(args []string) (*scenario.Scenario, error) {
+	switch len(args) {
+	case 0:
+		return scenario.Default(), nil
+	case 1:
+		return scenario.Load(args[0])
+	}
+	return nil, fmt.Errorf("%w: one scenario file at the most; upflab run [SCENARIO.yaml]", errUsage)
+}
+
+// findUPFD is the upfd binary to run: given, beside upflab, or on PATH.
+func findUPFD(given string) (string, error) {
+	if given != "" {
+		if _, err := os.Stat(given); err != nil {
+			return "", fmt.Errorf("--upfd %s: %w", given, err)
+		}
+		return filepath.Abs(given)
+	}
+	if self, err := os.Executable(); err == nil {
+		beside := filepath.Join(filepath.Dir(self), "upfd")
+		if _, err := os.Stat(beside); err == nil {
+			return beside, nil
+		}
+	}
+	if p, err := exec.LookPath("upfd"); err == nil {
+		return filepath.Abs(p)
+	}
+	return "", errors.New("no upfd binary: build it beside upflab (go build -o bin/ ./cmd/...), or give --upfd PATH")
+}
+
+// version asks upfd for its version; "" when it does not say.
+func version(upfd string) string {
+	out, err := exec.Command(upfd, "version").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimPrefix(strings.TrimSpace(string(out)), "upfd ")
+}

@@ -1,0 +1,178 @@
+// Package runner runs a lab scenario: it builds the topology, measures the
+// reference forwarder under the loads that are compared with it, starts the
+// UPF under test, establishes the sessions through the SMF emulator, runs
+// every step, and records the results in a report.Run.
+//
+// Every measurement of a run is made on the same machine, in the same
+// namespaces, with the same generator and sink: the reference forwarder's
+// first (the UPF's namespace is empty then), the UPF's after.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/sluice-upf/sluice/lab/report"
+	"github.com/sluice-upf/sluice/lab/scenario"
+	"github.com/sluice-upf/sluice/lab/smf"
+	"github.com/sluice-upf/sluice/lab/tgen"
+	"github.com/sluice-upf/sluice/lab/topo"
+)
+
+// Options are how to run, beyond what the scenario says.
+type Options struct {
+	UPFD     string    // the upfd binary, for a scenario whose UPF is upfd
+	Version  string    // of the UPF under test, for the report
+	Dir      string    // where upf.yaml and upf.log go; the results too
+	Keep     bool      // leave the lab up afterwards, for a look
+	Progress io.Writer // a line per measurement as the run goes; nil: none
+}
+
+// Run runs s. The report holds what was measured, also when a step failed
+// (its error is in the step) or ctx ended (the steps not run are absent).
+func Run(ctx context.Context, s *scenario.Scenario, o Options) (*report.Run, error) {
+	r := &runner{s: s, o: o, refs: map[string]*report.Measurement{}, refSearch: map[string]*report.Search{}}
+	if o.Progress == nil {
+		r.o.Progress = io.Discard
+	}
+	run := report.New(s.Name, report.UPF{Name: s.UPF.Name, Version: o.Version},
+		report.Sessions{Count: s.Sessions.Count, Profile: string(s.Sessions.Profile), Flows: s.Sessions.Flows})
+	r.run = run
+	err := r.all(ctx)
+	run.Finish()
+	return run, err
+}
+
+type runner struct {
+	s   *scenario.Scenario
+	o   Options
+	run *report.Run
+	lab topo.Lab
+	upf *process
+	smf *smf.Client
+	// The reference forwarder's measurements, by step and direction.
+	refs      map[string]*report.Measurement
+	refSearch map[string]*report.Search
+	sessions  []tgen.Session
+}
+
+func (r *runner) all(ctx context.Context) (err error) {
+	if err := os.MkdirAll(r.o.Dir, 0o755); err != nil {
+		return err
+	}
+	t := r.s.Topology
+	r.progress("lab %s: building the topology", t.Name)
+	if r.lab, err = topo.Up(topo.Options{Name: t.Name, N9: t.N9, Queues: t.Queues}); err != nil {
+		return err
+	}
+	if !r.o.Keep {
+		defer func() { err = errors.Join(err, topo.Down(t.Name)) }()
+	}
+	r.placement()
+	if r.s.MeasuresReference() || r.s.UPF.Kind == scenario.UPFReference {
+		if err := r.reference(ctx); err != nil {
+			return err
+		}
+	}
+	if r.s.UPF.Kind == scenario.UPFReference {
+		return nil
+	}
+	if err := r.startUPF(ctx); err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, r.stopUPF()) }()
+	for i, st := range r.s.Steps {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		r.progress("step %d of %d: %s (%s)", i+1, len(r.s.Steps), st.Name, st.Setup())
+		if err := r.step(ctx, st); err != nil {
+			r.run.AddError(st.Header(), err)
+			r.progress("  failed: %v", err)
+		}
+	}
+	return nil
+}
+
+// placement notes which core ran what: every core takes a generator
+// worker, and the XDP programs of the UPF and the sink run in the softirq
+// of the core whose worker sent the frame (veth passes frames on the
+// sending core).
+func (r *runner) placement() {
+	for _, c := range newMeasurer(r.lab, 0).cpus {
+		r.run.Place(c, "generator worker, and in its softirq the UPF's XDP and the sink")
+	}
+}
+
+// reference measures the reference forwarder under every load compared
+// with it, before the UPF is there.
+func (r *runner) reference(ctx context.Context) error {
+	fwd, err := attachReference(r.lab)
+	if err != nil {
+		return err
+	}
+	defer fwd.Close()
+	m := newMeasurer(r.lab, 0)
+	sessions := labSessions(r.s.Sessions.Count)
+	r.progress("reference forwarder: measuring the loads compared with it")
+	for _, st := range r.s.Steps {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if !st.ComparedToReference() && r.s.UPF.Kind != scenario.UPFReference {
+			continue
+		}
+		if err := r.referenceStep(ctx, m, st, sessions); err != nil {
+			r.run.AddError(st.Header(), fmt.Errorf("reference forwarder: %w", err))
+		}
+	}
+	return nil
+}
+
+func (r *runner) startUPF(ctx context.Context) error {
+	u := r.s.UPF
+	p, command, err := startUPF(r.lab, u, r.o.UPFD, r.o.Dir)
+	if err != nil {
+		return err
+	}
+	r.upf = p
+	r.run.UPF.Command = command
+	r.progress("UPF %s started (pid %d); establishing %d %s sessions", u.Name, p.pid(), r.s.Sessions.Count, r.s.Sessions.Profile)
+	c, err := smf.Dial(smf.Config{Namespace: r.lab.SMF, Profile: r.s.Sessions.Profile})
+	if err != nil {
+		return err
+	}
+	r.smf = c
+	if err := waitFor(ctx, p, u.Startup, c.Associate); err != nil {
+		return fmt.Errorf("associate with the UPF: %w", err)
+	}
+	phases, err := c.Establish(ctx, r.s.Sessions.Count)
+	if err != nil {
+		return fmt.Errorf("establish %d sessions: %w", r.s.Sessions.Count, err)
+	}
+	if len(phases) > 0 {
+		r.run.Sessions.PerSecond = phases[0].Rate()
+		r.progress("  %d sessions in %v (%.0f/s)", phases[0].Accepted, phases[0].Elapsed.Round(time.Millisecond), phases[0].Rate())
+	}
+	for _, x := range c.Sessions() {
+		r.sessions = append(r.sessions, tgen.Session{UE: x.UE, UplinkTEID: x.UplinkTEID, DownlinkTEID: x.DownlinkTEID, QFI: x.QFI})
+	}
+	return nil
+}
+
+// stopUPF ends the UPF while the SMF still answers its final reports.
+func (r *runner) stopUPF() error {
+	err := r.upf.stop(10 * time.Second)
+	if r.smf != nil {
+		err = errors.Join(err, r.smf.Close())
+	}
+	return err
+}
+
+func (r *runner) progress(format string, args ...any) {
+	fmt.Fprintf(r.o.Progress, "upflab: "+format+"\n", args...)
+}

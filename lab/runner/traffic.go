@@ -1,0 +1,277 @@
+package runner
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/sluice-upf/sluice/lab/cpu"
+	"github.com/sluice-upf/sluice/lab/report"
+	"github.com/sluice-upf/sluice/lab/scenario"
+	"github.com/sluice-upf/sluice/lab/tgen"
+	"github.com/sluice-upf/sluice/lab/topo"
+)
+
+// Header bytes around a payload, to turn the generator's and the sink's
+// inner IP bytes into Ethernet frames (report.Measurement counts frames).
+const (
+	innerHeaders = 20 + 8          // IPv4 and UDP, before the payload
+	ethernet     = 14              // what every frame adds
+	tunnel       = 20 + 8 + 8 + 8  // outer IPv4, UDP, GTP-U, PDU Session Container (TS 38.415)
+	drain        = 200 * time.Millisecond
+)
+
+// load is one run of traffic: a direction, a mix of payload sizes, a
+// rate, a time.
+type load struct {
+	dir      scenario.Direction
+	mix      []scenario.Weighted // payload bytes and shares
+	sizeText string              // for the report: "64", "imix", "model"
+	pps      float64             // offered in all, 0: flat out
+	duration time.Duration
+	sessions []tgen.Session
+	flows    int
+	path     tgen.Path // what stands between generator and sink
+}
+
+func newLoad(dir scenario.Direction, size scenario.Size, rate scenario.Rate, d time.Duration, sessions []tgen.Session, flows int, path tgen.Path) load {
+	l := load{dir: dir, mix: size.Mix(), sizeText: size.String(), duration: d, sessions: sessions, flows: flows, path: path}
+	l.pps = l.offered(rate)
+	return l
+}
+
+// offered is the packets per second of a rate for this load's frames.
+func (l load) offered(r scenario.Rate) float64 {
+	var bytes, packets float64
+	for _, w := range l.mix {
+		bytes += float64(w.Bytes * w.Weight)
+		packets += float64(w.Weight)
+	}
+	frame := bytes/packets + innerHeaders + ethernet
+	if l.dir == scenario.Uplink {
+		frame += tunnel
+	}
+	return r.PacketsPerSecond(frame)
+}
+
+// ends of each direction: where the generator sends from and the sink
+// listens, in which namespace.
+func (l load) ends(lab topo.Lab) (genNS, genDev, sinkNS, sinkDev string) {
+	if l.dir == scenario.Uplink {
+		return lab.GNB, topo.DevN3, lab.DN, topo.DevN6
+	}
+	return lab.DN, topo.DevN6, lab.GNB, topo.DevN3
+}
+
+func (l load) spec() tgen.Spec {
+	s := tgen.Spec{Sessions: l.sessions, Flows: l.flows, GNB: topo.GNBN3, UPF: topo.UPFN3, DN: topo.DNHost}
+	if l.dir == scenario.Uplink {
+		s.Direction, s.SrcMAC, s.DstMAC = tgen.Uplink, topo.MACGNBN3, topo.MACUPFN3
+	} else {
+		s.Direction, s.SrcMAC, s.DstMAC = tgen.Downlink, topo.MACDNN6, topo.MACUPFN6
+	}
+	for _, w := range l.mix {
+		s.Mix = append(s.Mix, tgen.Weighted{Size: w.Bytes + innerHeaders, Weight: w.Weight})
+	}
+	return s
+}
+
+// frameOverhead is what a frame adds to its inner IP packet, as sent (tx)
+// and as received (rx): a G-PDU where the direction has a tunnel on that
+// side, and a UPF between them removes or adds it.
+func (l load) frameOverhead() (tx, rx int) {
+	tx, rx = ethernet, ethernet
+	if l.dir == scenario.Uplink {
+		tx += tunnel
+	}
+	switch {
+	case l.path == tgen.Wire:
+		rx = tx
+	case l.dir == scenario.Downlink:
+		rx += tunnel
+	}
+	return tx, rx
+}
+
+// measurer runs loads in one lab; upfPID (0 for the reference forwarder)
+// is whose CPU time counts.
+type measurer struct {
+	lab    topo.Lab
+	upfPID int
+	cpus   []int // one generator worker on each
+}
+
+func newMeasurer(lab topo.Lab, upfPID int) *measurer {
+	m := &measurer{lab: lab, upfPID: upfPID}
+	for c := range runtime.NumCPU() {
+		m.cpus = append(m.cpus, c)
+	}
+	return m
+}
+
+// run sends l and measures what arrived.
+func (m *measurer) run(ctx context.Context, l load) (report.Measurement, error) {
+	ms, _, err := m.together(ctx, []load{l})
+	if err != nil {
+		return report.Measurement{}, err
+	}
+	return ms[0], nil
+}
+
+// together sends loads at the same time, each from its own share of the
+// cores, and measures each; the CPU is of them all.
+func (m *measurer) together(ctx context.Context, loads []load) ([]report.Measurement, *report.CPU, error) {
+	var flights []*flight
+	defer func() {
+		for _, f := range flights {
+			f.close()
+		}
+	}()
+	for _, l := range loads {
+		f, err := m.prepare(l)
+		if err != nil {
+			return nil, nil, err
+		}
+		flights = append(flights, f)
+	}
+	var pids []int
+	if m.upfPID != 0 {
+		pids = append(pids, m.upfPID)
+	}
+	sample, err := cpu.Start(pids...)
+	if err != nil {
+		return nil, nil, err
+	}
+	runCtx, cancel := context.WithTimeout(ctx, maxDuration(loads))
+	defer cancel()
+	var wg sync.WaitGroup
+	for i, f := range flights {
+		wg.Go(func() { f.send(runCtx, share(m.cpus, i, len(flights))) })
+	}
+	wg.Wait()
+	usage, cpuErr := sample.Stop()
+	// What is still on its way is not lost: let it arrive.
+	time.Sleep(drain)
+	out := make([]report.Measurement, len(flights))
+	for i, f := range flights {
+		if out[i], err = f.result(); err != nil {
+			return nil, nil, err
+		}
+	}
+	var c *report.CPU
+	if cpuErr == nil {
+		c = report.CPUOf(usage)
+		for i := range out {
+			out[i].CPU = c
+		}
+	}
+	return out, c, nil
+}
+
+// share is the cores of load i of n: every core when there is one load,
+// else a round-robin part.
+func share(cpus []int, i, n int) []int {
+	var out []int
+	for k, c := range cpus {
+		if k%n == i%len(cpus) || n == 1 {
+			out = append(out, c)
+		}
+	}
+	if len(out) == 0 {
+		out = []int{cpus[i%len(cpus)]}
+	}
+	return out
+}
+
+func maxDuration(loads []load) time.Duration {
+	var d time.Duration
+	for _, l := range loads {
+		d = max(d, l.duration)
+	}
+	return d
+}
+
+// flight is one load under way: its generator and sink.
+type flight struct {
+	l    load
+	gen  *tgen.Generator
+	sink *tgen.Sink
+	ns   string
+	dev  string
+	res  tgen.Result
+	err  error
+}
+
+func (m *measurer) prepare(l load) (*flight, error) {
+	spec := l.spec()
+	f := &flight{l: l}
+	var sinkNS, sinkDev string
+	f.ns, f.dev, sinkNS, sinkDev = l.ends(m.lab)
+	var err error
+	if f.gen, err = tgen.New(spec); err != nil {
+		return nil, err
+	}
+	if f.sink, err = tgen.NewSink(spec, l.path); err == nil {
+		err = f.sink.Attach(sinkNS, sinkDev)
+	}
+	if err != nil {
+		f.close()
+		return nil, err
+	}
+	return f, nil
+}
+
+func (f *flight) send(ctx context.Context, cpus []int) {
+	perWorker := uint64(0)
+	if f.l.pps > 0 {
+		perWorker = max(uint64(f.l.pps/float64(len(cpus))), 1)
+	}
+	f.res, f.err = f.gen.Run(ctx, tgen.RunOptions{Namespace: f.ns, Device: f.dev, CPUs: cpus, Rate: perWorker})
+}
+
+func (f *flight) result() (report.Measurement, error) {
+	if f.err != nil {
+		return report.Measurement{}, f.err
+	}
+	sent, err := f.gen.Sent()
+	if err != nil {
+		return report.Measurement{}, err
+	}
+	st, err := f.sink.Stats(sent)
+	if err != nil {
+		return report.Measurement{}, err
+	}
+	txOver, rxOver := f.l.frameOverhead()
+	tx := f.res.Total()
+	meas := report.NewMeasurement(string(f.l.dir), f.l.sizeText, f.l.pps/1e3, f.res.Took,
+		tx, f.res.Bytes+tx*uint64(txOver), st.Unique, st.Bytes+st.Packets*uint64(rxOver))
+	if st.Latency.Count > 0 {
+		meas.Latency = &report.Latency{P50: us(st.Latency.P50), P99: us(st.Latency.P99), Max: us(st.Latency.Max)}
+	}
+	return meas, nil
+}
+
+func (f *flight) close() {
+	if f.sink != nil {
+		f.sink.Close()
+	}
+	if f.gen != nil {
+		f.gen.Close()
+	}
+}
+
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
+// labSessions are sessions for a forwarder without PFCP (the reference):
+// the SMF emulator's numbering, UE 10.45.0.1 upward and TEIDs from 1.
+func labSessions(n int) []tgen.Session {
+	out := make([]tgen.Session, n)
+	ue := topo.UEPool.Addr()
+	for i := range out {
+		ue = ue.Next()
+		out[i] = tgen.Session{UE: ue, UplinkTEID: uint32(i + 1), DownlinkTEID: uint32(i + 1), QFI: 9}
+	}
+	return out
+}
+

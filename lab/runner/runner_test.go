@@ -1,0 +1,115 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/sluice-upf/sluice/internal/testenv"
+	"github.com/sluice-upf/sluice/lab/report"
+	"github.com/sluice-upf/sluice/lab/scenario"
+)
+
+// A short scenario, below saturation: every frame sent must arrive, through
+// the reference forwarder and through upfd.
+const short = `
+name: short
+topology: {name: %s}
+upf: {kind: %s}
+%s
+sessions: {count: 100}
+steps:
+  - {kind: throughput, direction: both, size: 64, rate: 20kpps, duration: 1s}
+  - {kind: throughput, direction: uplink, size: imix, rate: 10kpps, duration: 1s}
+%s
+outputs: {directory: %s, formats: [json, md]}
+`
+
+func runShort(t *testing.T, kind, extra string) *report.Run {
+	testenv.RequirePrivileges(t)
+	dir := t.TempDir()
+	lab := fmt.Sprintf("sluicert%d", os.Getpid()%100000)
+	ref := "reference: true"
+	if kind == scenario.UPFReference {
+		ref = ""
+	}
+	s, err := scenario.Parse("short.yaml", []byte(fmt.Sprintf(short, lab, kind, ref, extra, dir)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Options{Dir: dir, Progress: testWriter{t}}
+	if kind == scenario.UPFBuiltIn {
+		o.UPFD = filepath.Join(dir, "upfd")
+		if out, err := exec.Command("go", "build", "-o", o.UPFD, "../../cmd/upfd").CombinedOutput(); err != nil {
+			t.Fatalf("build upfd: %v\n%s", err, out)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	run, err := Run(ctx, s, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+func TestPrivilegedShortScenarioThroughUPFD(t *testing.T) {
+	run := runShort(t, scenario.UPFBuiltIn, "  - {kind: ping, sizes: [64], count: 5, interval: 10ms}")
+	checkExact(t, run)
+	p := stepOf(t, run, "ping").Ping
+	if len(p) != 1 || p[0].Received != 5 || p[0].MinMs <= 0 || p[0].MaxMs > 1000 {
+		t.Errorf("ping: %+v, want 5 of 5 answered with sane round trips", p)
+	}
+}
+
+func TestPrivilegedShortScenarioThroughTheReference(t *testing.T) {
+	checkExact(t, runShort(t, scenario.UPFReference, ""))
+}
+
+// checkExact: every throughput measurement, and its reference, lost
+// nothing and counted what was sent.
+func checkExact(t *testing.T, run *report.Run) {
+	t.Helper()
+	n := 0
+	for _, st := range run.Steps {
+		if st.Error != "" {
+			t.Errorf("step %s failed: %s", st.Name, st.Error)
+		}
+		for _, m := range st.Throughput {
+			for _, x := range []*report.Measurement{&m, m.Reference} {
+				if x == nil {
+					continue
+				}
+				n++
+				if x.TxPackets == 0 || x.RxPackets != x.TxPackets {
+					t.Errorf("%s %s %s: sent %d, received %d: want all", st.Name, x.Direction, x.Size, x.TxPackets, x.RxPackets)
+				}
+			}
+		}
+	}
+	if n == 0 {
+		t.Error("no throughput measured")
+	}
+}
+
+func stepOf(t *testing.T, run *report.Run, kind string) report.Step {
+	t.Helper()
+	for _, st := range run.Steps {
+		if st.Kind == kind {
+			return st
+		}
+	}
+	t.Fatalf("no %s step in the run", kind)
+	return report.Step{}
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(b []byte) (int, error) {
+	w.t.Log(string(b))
+	return len(b), nil
+}

@@ -16,9 +16,9 @@ import (
 // Header bytes around a payload, to turn the generator's and the sink's
 // inner IP bytes into Ethernet frames (report.Measurement counts frames).
 const (
-	innerHeaders = 20 + 8          // IPv4 and UDP, before the payload
-	ethernet     = 14              // what every frame adds
-	tunnel       = 20 + 8 + 8 + 8  // outer IPv4, UDP, GTP-U, PDU Session Container (TS 38.415)
+	innerHeaders = 20 + 8         // IPv4 and UDP, before the payload
+	ethernet     = 14             // what every frame adds
+	tunnel       = 20 + 8 + 8 + 8 // outer IPv4, UDP, GTP-U, PDU Session Container (TS 38.415)
 	drain        = 200 * time.Millisecond
 )
 
@@ -274,4 +274,3 @@ func labSessions(n int) []tgen.Session {
 	}
 	return out
 }
-

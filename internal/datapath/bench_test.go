@@ -11,7 +11,6 @@ import (
 	"slices"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
@@ -299,7 +298,6 @@ func (c *benchCase) measure(b *testing.B, ns string, frames uint64, progRuns int
 
 // progRunNS is the median time per run of prog on a fresh copy of frame,
 // as if it arrived on dev: BPF_PROG_RUN with repeat 1, called runs times.
-// (cilium/ebpf's Benchmark takes no context, and the FIB needs the device.)
 func progRunNS(ns string, prog *ebpf.Program, frame []byte, dev string, runs int) (float64, error) {
 	var times []float64
 	err := netns.Do(ns, func() error {
@@ -307,39 +305,17 @@ func progRunNS(ns string, prog *ebpf.Program, frame []byte, dev string, runs int
 		if err != nil {
 			return err
 		}
-		ctx := xdpMD{DataEnd: uint32(len(frame)), IngressIfindex: uint32(ifc)}
 		out := make([]byte, len(frame)+256)
 		for range runs {
-			attr := progRunAttr{
-				progFD:  uint32(prog.FD()),
-				dataIn:  uint64(uintptr(unsafe.Pointer(&frame[0]))),
-				dataOut: uint64(uintptr(unsafe.Pointer(&out[0]))),
-				sizeIn:  uint32(len(frame)),
-				sizeOut: uint32(len(out)),
-				repeat:  1,
-				ctxIn:   uint64(uintptr(unsafe.Pointer(&ctx))),
-				ctxSize: uint32(unsafe.Sizeof(ctx)),
+			d, err := tgen.RunXDP(prog, frame, out, ifc)
+			if err != nil {
+				return err
 			}
-			if _, _, e := unix.Syscall(unix.SYS_BPF, unix.BPF_PROG_TEST_RUN, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr)); e != 0 {
-				return fmt.Errorf("BPF_PROG_TEST_RUN: %w", e)
-			}
-			times = append(times, float64(attr.duration))
+			times = append(times, float64(d))
 		}
 		return nil
 	})
 	return median(times), err
-}
-
-// progRunAttr is the test_run member of union bpf_attr.
-type progRunAttr struct {
-	progFD, retval   uint32
-	sizeIn, sizeOut  uint32
-	dataIn, dataOut  uint64
-	repeat, duration uint32
-	ctxSize, ctxOut  uint32
-	ctxIn, ctxOutPtr uint64
-	flags, cpu       uint32
-	batchSize, _     uint32
 }
 
 func median(v []float64) float64 {

@@ -6,10 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -80,6 +77,8 @@ func TestPrivilegedPingThroughUPFD(t *testing.T) {
 	}
 }
 
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+
 var labSeq atomic.Int64
 
 // testLab builds a lab named as the topo tests name theirs (so that they
@@ -100,39 +99,17 @@ func testLab(t *testing.T) topo.Lab {
 	return lab
 }
 
-// startUPFD builds upfd and runs it in the lab's UPF namespace until the
-// test ends, when it gets SIGTERM (and SIGKILL 5 s later).
+// startUPFD runs upfd in the lab's UPF namespace until the test ends,
+// showing its log if the test failed.
 func startUPFD(t *testing.T, lab topo.Lab) {
 	t.Helper()
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "upfd")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/sluice-upf/sluice/cmd/upfd").CombinedOutput(); err != nil {
-		t.Fatalf("build upfd: %v\n%s", err, out)
-	}
-	cfg := filepath.Join(dir, "upfd.yaml")
-	if err := os.WriteFile(cfg, []byte(upfdConfig), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var log bytes.Buffer
-	cmd := lab.Command(lab.UPF, bin, "--config", cfg)
-	cmd.Stdout, cmd.Stderr = &log, &log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(5 * time.Second):
-			cmd.Process.Kill()
-			<-exited
-		}
-		if t.Failed() {
-			t.Logf("upfd's log:\n%s", log.String())
+	var log fmt.Stringer
+	t.Cleanup(func() { // runs after upfd's stop, which StartUPFD registers later
+		if t.Failed() && log != nil {
+			t.Logf("upfd's log:\n%s", log)
 		}
 	})
+	log, _ = testenv.StartUPFD(t, lab.UPF, upfdConfig)
 }
 
 // establish associates with upfd from the SMF namespace and creates a

@@ -9,11 +9,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -25,16 +21,7 @@ import (
 // max_sessions is 16 times what they need: upfd keeps lists of several PDRs
 // in a direction (Open5GS's uplink and Router Solicitation PDRs share a
 // TEID) for one session in sixteen (datapath.SizesFor).
-const upfdConfig = `node_id: 198.18.4.2
-pfcp:
-  listen: 198.18.4.2:8805
-  peers: [198.18.4.1]
-interfaces:
-  - {name: n3, role: n3, address: 198.18.3.2}
-  - {name: n6, role: n6}
-dnns:
-  - {name: internet, pools: [10.45.0.0/16]}
-teid_range: 0x100-0xffffff
+const upfdConfig = testenv.UPFDLab + `teid_range: 0x100-0xffffff
 max_sessions: 16384
 xdp_mode: native
 gtpu:
@@ -48,81 +35,14 @@ const (
 	testN1 = 3
 )
 
-var (
-	buildUPFD sync.Once
-	upfdDir   string // holds the binary; removed by TestMain
-	upfdBin   string
-	upfdErr   error
-)
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if upfdDir != "" {
-		os.RemoveAll(upfdDir)
-	}
-	os.Exit(code)
-}
-
-// upfdBinary builds upfd once for the package's tests.
-func upfdBinary(t *testing.T) string {
-	t.Helper()
-	buildUPFD.Do(func() {
-		if upfdDir, upfdErr = os.MkdirTemp("", "smf-upfd-"); upfdErr != nil {
-			return
-		}
-		upfdBin = filepath.Join(upfdDir, "upfd")
-		out, err := exec.Command("go", "build", "-o", upfdBin, "github.com/sluice-upf/sluice/cmd/upfd").CombinedOutput()
-		if err != nil {
-			upfdErr = errors.New("build upfd: " + err.Error() + "\n" + string(out))
-		}
-	})
-	if upfdErr != nil {
-		t.Fatal(upfdErr)
-	}
-	return upfdBin
-}
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 
 // startUPFD runs upfd in the lab's UPF namespace until the test ends; its
 // log is the returned function's.
 func startUPFD(t *testing.T, lab testenv.Lab) (log func() string) {
 	t.Helper()
-	bin := upfdBinary(t)
-	dir := t.TempDir()
-	cfg, out := filepath.Join(dir, "upfd.yaml"), filepath.Join(dir, "upfd.log")
-	if err := os.WriteFile(cfg, []byte(upfdConfig), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Create(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	cmd := exec.Command("ip", "netns", "exec", lab.UPF, bin, "--config", cfg) // ip execs upfd: one PID
-	cmd.Stdout, cmd.Stderr = f, f
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	log = func() string { b, _ := os.ReadFile(out); return string(b) }
-	t.Cleanup(func() { stopProcess(t, cmd, log) })
-	return log
-}
-
-// stopProcess ends the process we started: SIGTERM, then SIGKILL after
-// 10 s, by its PID.
-func stopProcess(t *testing.T, cmd *exec.Cmd, log func() string) {
-	cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("upfd did not exit cleanly: %v\n%s", err, log())
-		}
-	case <-time.After(10 * time.Second):
-		cmd.Process.Kill()
-		<-done
-		t.Errorf("upfd ignored SIGTERM\n%s", log())
-	}
+	l, _ := testenv.StartUPFD(t, lab.UPF, upfdConfig)
+	return l.String
 }
 
 // dialUPFD associates a client with profile p in the lab's SMF namespace,

@@ -185,28 +185,8 @@ func progRun(prog *ebpf.Program, frame []byte, ifindex int, repeat uint32) error
 		// As TGEN_BATCH: flat out, the program reads the clock once a batch.
 		batchSize: 64,
 	}
-	_, _, e := unix.Syscall(unix.SYS_BPF, unix.BPF_PROG_TEST_RUN, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr))
+	err := progTestRun(&attr)
 	runtime.KeepAlive(frame)
 	runtime.KeepAlive(&ctx)
-	if e != 0 {
-		return fmt.Errorf("BPF_PROG_RUN: %w", e)
-	}
-	return nil
-}
-
-// progRunAttr is the test member of union bpf_attr.
-type progRunAttr struct {
-	progFD, retval   uint32
-	sizeIn, sizeOut  uint32
-	dataIn, dataOut  uint64
-	repeat, duration uint32
-	ctxSize, ctxOut  uint32
-	ctxIn, ctxOutPtr uint64
-	flags, cpu       uint32
-	batchSize, _     uint32
-}
-
-// xdpMD mirrors struct xdp_md, BPF_PROG_RUN's context.
-type xdpMD struct {
-	Data, DataEnd, DataMeta, IngressIfindex, RxQueueIndex, EgressIfindex uint32
+	return err
 }

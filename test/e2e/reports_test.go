@@ -19,7 +19,7 @@ import (
 // has its own UE; one upfd serves them all.
 func TestPrivilegedUPFDReports(t *testing.T) {
 	lab := testenv.NewLab(t)
-	log, _ := startUPFD(t, lab)
+	log, _ := testenv.StartUPFD(t, lab.UPF, config)
 	s := newSMF(t, lab)
 	s.associate(log)
 	gnb := testenv.ListenUDP(t, lab.GNB, "198.18.3.1:2152")
@@ -244,7 +244,7 @@ func wantTrigger(t *testing.T, reports []*ie.IE, want []byte) {
 // upfd, so on SIGTERM each URR's usage goes to its SMF, exact.
 func TestPrivilegedUPFDFinalReportsOnShutdown(t *testing.T) {
 	lab := testenv.NewLab(t)
-	log, stop := startUPFD(t, lab)
+	log, stop := testenv.StartUPFD(t, lab.UPF, config)
 	s := newSMF(t, lab)
 	s.associate(log)
 	seq := s.next()

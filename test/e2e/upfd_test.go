@@ -9,10 +9,6 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -22,62 +18,14 @@ import (
 	"github.com/sluice-upf/sluice/internal/testenv"
 )
 
-const config = `node_id: 198.18.4.2
-pfcp:
-  listen: 198.18.4.2:8805
-  peers: [198.18.4.1]
-interfaces:
-  - {name: n3, role: n3, address: 198.18.3.2}
-  - {name: n6, role: n6}
-dnns:
-  - {name: internet, pools: [10.45.0.0/16]}
-teid_range: 0x100-0xffff
+const config = testenv.UPFDLab + `teid_range: 0x100-0xffff
 max_sessions: 1024
 xdp_mode: native
 gtpu:
   echo_interval: 0   # the test's gNB sockets count what they get: no Echo Requests among it
 `
 
-// startUPFD builds upfd and runs it in the lab's UPF namespace until the
-// test ends, or stop is called, when it gets SIGTERM and must exit
-// cleanly.
-func startUPFD(t *testing.T, lab testenv.Lab) (log *bytes.Buffer, stop func()) {
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "upfd")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/sluice-upf/sluice/cmd/upfd").CombinedOutput(); err != nil {
-		t.Fatalf("build upfd: %v\n%s", err, out)
-	}
-	cfg := filepath.Join(dir, "upfd.yaml")
-	if err := os.WriteFile(cfg, []byte(config), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	log = &bytes.Buffer{}
-	cmd := exec.Command("ip", "netns", "exec", lab.UPF, bin, "--config", cfg)
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var once sync.Once
-	stop = func() { once.Do(func() { terminate(t, cmd, log) }) }
-	t.Cleanup(stop)
-	return log, stop
-}
-
-// terminate sends SIGTERM and waits for a clean exit.
-func terminate(t *testing.T, cmd *exec.Cmd, log *bytes.Buffer) {
-	cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("upfd did not exit cleanly on SIGTERM: %v\n%s", err, log.String())
-		}
-	case <-time.After(10 * time.Second):
-		cmd.Process.Kill()
-		t.Errorf("upfd ignored SIGTERM\n%s", log.String())
-	}
-}
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 
 // smf is a PFCP client in the SMF namespace. A reader matches responses
 // to requests and answers the UPF's own requests (Session Report, Node
@@ -209,7 +157,7 @@ func cause(t *testing.T, c *ie.IE) uint8 {
 
 func TestPrivilegedUPFD(t *testing.T) {
 	lab := testenv.NewLab(t)
-	log, _ := startUPFD(t, lab)
+	log, _ := testenv.StartUPFD(t, lab.UPF, config)
 	s := newSMF(t, lab)
 
 	s.associate(log)

@@ -17,12 +17,10 @@
 package config
 
 import (
-	"errors"
-	"fmt"
-	"io/fs"
 	"net/netip"
-	"os"
 	"time"
+
+	"github.com/sluice-upf/sluice/internal/yamlfile"
 )
 
 // Config is upfd's configuration.
@@ -172,14 +170,9 @@ func Default() *Config {
 
 // Load reads and validates the configuration file at path.
 func Load(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := yamlfile.ReadFile(path)
 	if err != nil {
-		// The path is already in our prefix; keep only the cause.
-		var pathErr *fs.PathError
-		if errors.As(err, &pathErr) {
-			err = pathErr.Err
-		}
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, err
 	}
 	return Parse(path, data)
 }
@@ -188,7 +181,7 @@ func Load(path string) (*Config, error) {
 // defaults and validates the result. Errors start with name.
 func Parse(name string, data []byte) (*Config, error) {
 	c := Default()
-	c.src = &source{file: name, lines: map[string]int{}}
+	c.src = yamlfile.NewSource(name)
 	if err := decode(c, data); err != nil {
 		return nil, err
 	}
@@ -198,66 +191,6 @@ func Parse(name string, data []byte) (*Config, error) {
 	return c, nil
 }
 
-// source remembers where a parsed Config came from.
-type source struct {
-	file  string
-	lines map[string]int // key path, e.g. "interfaces[1].role", to its 1-based line
-}
-
-// line is where path is in the file, or 0 if the file does not set it.
-func (s *source) line(path string) int {
-	if s == nil {
-		return 0
-	}
-	return s.lines[path]
-}
-
-// has reports whether the file sets path.
-func (s *source) has(path string) bool { return s.line(path) != 0 }
-
-func (s *source) name() string {
-	if s == nil {
-		return ""
-	}
-	return s.file
-}
-
-// locate formats the "file:line: key: " prefix of an error, leaving out
-// what is unknown: the line of a default, the file of a Config built in code.
-func locate(file string, line int, path string) string {
-	prefix := ""
-	switch {
-	case file != "" && line > 0:
-		prefix = fmt.Sprintf("%s:%d: ", file, line)
-	case file != "":
-		prefix = file + ": "
-	}
-	if path != "" {
-		prefix += path + ": "
-	}
-	return prefix
-}
-
-// problem is one error found in a file, before it is formatted.
-type problem struct {
-	line int
-	path string
-	msg  string
-}
-
-func (p problem) err(file string) error {
-	return fmt.Errorf("%s%s", locate(file, p.line, p.path), p.msg)
-}
-
-// keyPath names key inside path: "pfcp" + "listen" is "pfcp.listen".
-func keyPath(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
-}
-
-// itemPath names item i of the list at path: "interfaces[1]".
-func itemPath(path string, i int) string {
-	return fmt.Sprintf("%s[%d]", path, i)
-}
+// source remembers where a parsed Config came from: the file and the line
+// of every key path, e.g. "interfaces[1].role".
+type source = yamlfile.Source

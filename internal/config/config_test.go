@@ -109,7 +109,7 @@ func TestExampleSetsEveryKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, key := range keys {
-		if path := strings.ReplaceAll(key, "[]", "[0]"); !c.src.has(path) {
+		if path := strings.ReplaceAll(key, "[]", "[0]"); !c.src.Has(path) {
 			t.Errorf("the example does not set %s", key)
 		}
 	}

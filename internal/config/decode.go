@@ -1,159 +1,22 @@
 package config
 
 import (
-	"bytes"
-	"errors"
-	"fmt"
-	"io"
-	"slices"
-	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/sluice-upf/sluice/internal/yamlfile"
 )
 
 // decode reads data over c, which holds the defaults, and records in c.src
 // the line of every key and list item it meets.
 func decode(c *Config, data []byte) error {
-	root, err := parseYAML(c.src.file, data)
+	root, err := c.src.Document(data, "upfd reads one")
 	if err != nil || root == nil {
 		return err
 	}
 	d := &decoder{src: c.src}
 	return d.config(root, c)
-}
-
-// parseYAML returns the content of the file's one document, or nil if the
-// file holds only comments or null.
-func parseYAML(file string, data []byte) (*yaml.Node, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, nil
-		}
-		return nil, syntaxError(file, data, err)
-	}
-	if err := refuseMoreDocuments(file, data, dec); err != nil {
-		return nil, err
-	}
-	if len(doc.Content) == 0 || isNull(doc.Content[0]) {
-		return nil, nil
-	}
-	return doc.Content[0], nil
-}
-
-// refuseMoreDocuments reads what follows the first document: keys after a
-// stray "---" would otherwise be silently ignored. Empty documents pass.
-func refuseMoreDocuments(file string, data []byte, dec *yaml.Decoder) error {
-	for {
-		var doc yaml.Node
-		err := dec.Decode(&doc)
-		switch {
-		case errors.Is(err, io.EOF):
-			return nil
-		case err != nil:
-			return syntaxError(file, data, err)
-		case len(doc.Content) > 0 && !isNull(doc.Content[0]):
-			msg := "a second YAML document starts here; upfd reads one, so remove the \"---\" above it"
-			return problem{line: doc.Content[0].Line, msg: msg}.err(file)
-		}
-	}
-}
-
-// syntaxError turns a yaml.v3 error ("yaml: line 3: ...") into ours, finding
-// the line where yaml.v3 leaves it out.
-func syntaxError(file string, data []byte, err error) error {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	line := 0
-	if rest, ok := strings.CutPrefix(msg, "line "); ok {
-		number, after, found := strings.Cut(rest, ": ")
-		if n, convErr := strconv.Atoi(number); found && convErr == nil {
-			line, msg = n, after
-		}
-	}
-	hint := "check the indentation, colons and quotes on this line and the one before"
-	switch {
-	case line > 0:
-	case strings.HasPrefix(msg, "unknown anchor"):
-		line = lineOfAlias(data, msg)
-		hint = "aliases are not supported; write the value out in full"
-	case strings.Contains(msg, "max depth"):
-		line = 1
-		hint = "nest fewer lists and mappings"
-	case isEncodingProblem(msg):
-		line = lineOfBadChar(data)
-		hint = "save the file as UTF-8 text without control characters"
-	default:
-		// yaml.v3 omits "line 1" (it counts from 0 and prints non-zero lines).
-		line = 1
-	}
-	msg = strings.Join(strings.Fields(msg), " ") // one line, whatever yaml.v3 quoted
-	return problem{line: line, msg: "invalid YAML: " + msg + "; " + hint}.err(file)
-}
-
-func isEncodingProblem(msg string) bool {
-	return strings.Contains(msg, "control characters") || strings.Contains(msg, "UTF-") ||
-		strings.Contains(msg, "Unicode") || strings.Contains(msg, "surrogate")
-}
-
-// lineOfAlias finds the alias named in "unknown anchor 'x' referenced".
-func lineOfAlias(data []byte, msg string) int {
-	_, rest, _ := strings.Cut(msg, "'")
-	name, _, _ := strings.Cut(rest, "'")
-	at := bytes.Index(data, []byte("*"+name))
-	if name == "" || at < 0 {
-		return 0
-	}
-	return 1 + bytes.Count(data[:at], []byte("\n"))
-}
-
-// lineOfBadChar finds the first byte YAML does not allow: invalid UTF-8 or a
-// character outside YAML's printable set.
-func lineOfBadChar(data []byte) int {
-	line := 1
-	for i := 0; i < len(data); {
-		r, size := utf8.DecodeRune(data[i:])
-		if (r == utf8.RuneError && size == 1) || !yamlPrintable(r) {
-			return line
-		}
-		if r == '\n' {
-			line++
-		}
-		i += size
-	}
-	return 0
-}
-
-// yamlPrintable is YAML 1.2's c-printable set.
-func yamlPrintable(r rune) bool {
-	switch {
-	case r == '\t' || r == '\n' || r == '\r' || r == 0x85:
-		return true
-	case r >= 0x20 && r <= 0x7e, r >= 0xa0 && r <= 0xd7ff, r >= 0xe000 && r <= 0xfffd:
-		return true
-	default:
-		return r >= 0x10000 && r <= 0x10ffff
-	}
-}
-
-func isNull(n *yaml.Node) bool {
-	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
-}
-
-// kindName says what a node is in the user's words.
-func kindName(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.AliasNode:
-		return "an alias"
-	default:
-		return "a single value"
-	}
 }
 
 // decoder walks the YAML tree over a Config. It stops at the first problem,
@@ -163,20 +26,20 @@ type decoder struct {
 }
 
 func (d *decoder) fail(line int, path, format string, args ...any) error {
-	return problem{line: line, path: path, msg: fmt.Sprintf(format, args...)}.err(d.src.file)
+	return d.src.Errorf(line, path, format, args...)
 }
 
 // want checks that n, found at path, is of the given kind; shape says what
 // the user should write instead.
 func (d *decoder) want(n *yaml.Node, kind yaml.Kind, path, shape string) error {
-	line := d.src.line(path)
+	line := d.src.Line(path)
 	if n.Kind == yaml.AliasNode {
 		// Aliases may point at their own ancestors; refusing them keeps
 		// the walk finite and the file readable.
 		return d.fail(line, path, "aliases are not supported; write the value out in full")
 	}
 	if n.Kind != kind {
-		return d.fail(line, path, "got %s; want %s", kindName(n), shape)
+		return d.fail(line, path, "got %s; want %s", yamlfile.KindName(n), shape)
 	}
 	return nil
 }
@@ -186,64 +49,28 @@ func (d *decoder) want(n *yaml.Node, kind yaml.Kind, path, shape string) error {
 // keys and keys not in known.
 func (d *decoder) eachKey(n *yaml.Node, path, shape string, known []string,
 	set func(key string, value *yaml.Node, path string) error) error {
-	if isNull(n) {
+	if yamlfile.IsNull(n) {
 		return nil
 	}
 	if err := d.want(n, yaml.MappingNode, path, shape); err != nil {
 		return err
 	}
-	firstLine := map[string]int{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		key, value := n.Content[i], n.Content[i+1]
-		if err := d.checkKey(key, path, known, firstLine); err != nil {
-			return err
-		}
-		sub := keyPath(path, key.Value)
-		firstLine[key.Value] = key.Line
-		d.src.lines[sub] = key.Line
-		if err := set(key.Value, value, sub); err != nil {
-			return err
-		}
+	unknown := func(key string) (string, string) {
+		return printable(key), "unknown key; want " + yamlfile.OrList(known)
 	}
-	return nil
-}
-
-// checkKey refuses a key of the mapping at path that is not a plain,
-// known, first use of its name.
-func (d *decoder) checkKey(key *yaml.Node, path string, known []string, firstLine map[string]int) error {
-	where := key.Line
-	want := orList(known)
-	switch {
-	case key.Kind != yaml.ScalarNode:
-		return d.fail(where, path, "a key is %s; keys are plain names: %s", kindName(key), want)
-	case key.ShortTag() == "!!merge":
-		return d.fail(where, keyPath(path, "<<"), "merge keys are not supported; write the keys out in full")
-	case !slices.Contains(known, key.Value):
-		return d.fail(where, keyPath(path, printable(key.Value)), "unknown key; want %s", want)
-	}
-	if first, seen := firstLine[key.Value]; seen {
-		return d.fail(where, keyPath(path, key.Value), "set twice (first on line %d); keep one", first)
-	}
-	return nil
+	return d.src.EachKey(n, path, known, unknown, set)
 }
 
 // eachItem runs each on every item of the list n at path. Null counts as an
 // empty list.
 func (d *decoder) eachItem(n *yaml.Node, path, shape string, each func(item *yaml.Node, path string) error) error {
-	if isNull(n) {
+	if yamlfile.IsNull(n) {
 		return nil
 	}
 	if err := d.want(n, yaml.SequenceNode, path, shape); err != nil {
 		return err
 	}
-	for i, item := range n.Content {
-		sub := itemPath(path, i)
-		d.src.lines[sub] = item.Line
-		if err := each(item, sub); err != nil {
-			return err
-		}
-	}
-	return nil
+	return d.src.EachItem(n, path, each)
 }
 
 // scalar returns the text of the single value n at path; null is "".
@@ -251,7 +78,7 @@ func (d *decoder) scalar(n *yaml.Node, path, shape string) (string, error) {
 	if err := d.want(n, yaml.ScalarNode, path, shape); err != nil {
 		return "", err
 	}
-	if isNull(n) {
+	if yamlfile.IsNull(n) {
 		return "", nil
 	}
 	return n.Value, nil
@@ -267,7 +94,7 @@ func scalarAs[T any](d *decoder, n *yaml.Node, path, shape string, parse func(st
 	}
 	value, err := parse(text)
 	if err != nil {
-		return zero, d.fail(d.src.line(path), path, "%v", err)
+		return zero, d.fail(d.src.Line(path), path, "%v", err)
 	}
 	return value, nil
 }
@@ -284,7 +111,7 @@ func listOf[T any](d *decoder, n *yaml.Node, path, shape, itemShape string, pars
 }
 
 func (d *decoder) config(root *yaml.Node, c *Config) error {
-	d.src.lines[""] = root.Line
+	d.src.Lines[""] = root.Line
 	known := []string{"node_id", "pfcp", "gtpu", "interfaces", "dnns", "teid_range", "max_sessions", "buffer", "xdp_mode", "pin_path"}
 	return d.eachKey(root, "", "keys such as node_id: and pfcp:", known,
 		func(key string, value *yaml.Node, path string) error {
@@ -430,18 +257,10 @@ func (d *decoder) dnn(n *yaml.Node, path string) (DNN, error) {
 	return dnn, err
 }
 
-// orList joins words as "a, b or c".
-func orList(words []string) string {
-	if len(words) < 2 {
-		return strings.Join(words, "")
-	}
-	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
-}
-
 // printable shows a key as written when that is safe on one line, quoted
 // otherwise.
 func printable(key string) string {
-	quoted := quote(key)
+	quoted := yamlfile.Quote(key)
 	if key == "" || quoted[1:len(quoted)-1] != key || strings.ContainsAny(key, " .[]") {
 		return quoted
 	}

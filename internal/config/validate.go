@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/sluice-upf/sluice/internal/yamlfile"
 )
 
 // Validate checks the rules that a value's type alone cannot express, and
@@ -26,40 +28,25 @@ func (c *Config) Validate() error {
 	v.buffer(c.Buffer)
 	v.xdpMode(c.XDPMode)
 	v.pinPath(c.PinPath)
-	return v.first()
+	return yamlfile.Earliest(v.problems)
 }
 
 // validator gathers every problem, so that the earliest in the file can be
 // reported whatever order the checks run in.
 type validator struct {
 	src      *source
-	problems []problem
+	problems []*yamlfile.Error
 }
 
 func (v *validator) add(path, format string, args ...any) {
-	v.problems = append(v.problems, problem{line: v.src.line(path), path: path, msg: fmt.Sprintf(format, args...)})
-}
-
-// first returns the problem earliest in the file; problems about defaults
-// come after, in the order checked.
-func (v *validator) first() error {
-	if len(v.problems) == 0 {
-		return nil
-	}
-	best := v.problems[0]
-	for _, p := range v.problems[1:] {
-		if p.line > 0 && (best.line == 0 || p.line < best.line) {
-			best = p
-		}
-	}
-	return best.err(v.src.name())
+	v.problems = append(v.problems, &yamlfile.Error{File: v.src.Name(), Line: v.src.Line(path), Key: path, Msg: fmt.Sprintf(format, args...)})
 }
 
 // where picks the first of paths that the file sets, or the first path:
 // a key missing from an item is reported at the item.
 func (v *validator) where(paths ...string) string {
 	for _, path := range paths {
-		if v.src.has(path) {
+		if v.src.Has(path) {
 			return path
 		}
 	}
@@ -69,7 +56,7 @@ func (v *validator) where(paths ...string) string {
 // onLine says " (line N)" for a path the file sets, to point at the other
 // half of a conflict.
 func (v *validator) onLine(path string) string {
-	if line := v.src.line(path); line > 0 {
+	if line := v.src.Line(path); line > 0 {
 		return fmt.Sprintf(" (line %d)", line)
 	}
 	return ""
@@ -85,10 +72,10 @@ func (v *validator) nodeID(id string) {
 	switch {
 	case err != nil:
 		if why := fqdnProblem(id); why != "" {
-			v.add(path, "%s is neither an IP address nor a valid FQDN: %s", quote(id), why)
+			v.add(path, "%s is neither an IP address nor a valid FQDN: %s", yamlfile.Quote(id), why)
 		}
 	case addr.Zone() != "":
-		v.add(path, "%s has a zone, which a node ID cannot carry; write %s", quote(id), addr.WithZone(""))
+		v.add(path, "%s has a zone, which a node ID cannot carry; write %s", yamlfile.Quote(id), addr.WithZone(""))
 	case addr.IsUnspecified():
 		v.add(path, "%s is unspecified; write the UPF's N4 address, e.g. 198.18.4.2", addr)
 	}
@@ -104,7 +91,7 @@ func (v *validator) pfcp(p PFCP) {
 	}
 	for i, peer := range p.Peers {
 		if !peer.IsValid() {
-			v.add(itemPath("pfcp.peers", i), "not an IP address; write the SMF's N4 address, e.g. 198.18.4.1")
+			v.add(yamlfile.ItemPath("pfcp.peers", i), "not an IP address; write the SMF's N4 address, e.g. 198.18.4.1")
 		}
 	}
 	v.associate(p.Associate, p.Peers)
@@ -129,7 +116,7 @@ func (v *validator) associate(list []netip.AddrPort, peers []netip.Addr) {
 	}
 	seen := map[netip.AddrPort]string{} // SMF to the path that first listed it
 	for i, to := range list {
-		path := itemPath("pfcp.associate", i)
+		path := yamlfile.ItemPath("pfcp.associate", i)
 		smf := netip.AddrPortFrom(to.Addr().Unmap(), to.Port())
 		first, listed := seen[smf]
 		switch {
@@ -175,7 +162,7 @@ func (v *validator) interfaces(list []Interface) {
 	byRole := map[string]string{} // role to the path of its first interface
 	rolesKnown := true
 	for i, iface := range list {
-		path := itemPath("interfaces", i)
+		path := yamlfile.ItemPath("interfaces", i)
 		v.interfaceName(path, iface.Name, byName)
 		if v.interfaceRole(path, iface.Role, byRole) {
 			v.interfaceAddress(path, iface)
@@ -196,17 +183,17 @@ func (v *validator) interfaces(list []Interface) {
 }
 
 func (v *validator) interfaceName(path, name string, byName map[string]string) {
-	at := v.where(keyPath(path, "name"), path)
+	at := v.where(yamlfile.KeyPath(path, "name"), path)
 	if name == "" {
 		v.add(at, "no device name; add name: with the device, e.g. name: eth1")
 		return
 	}
 	if why := ifnameProblem(name); why != "" {
-		v.add(at, "%s %s", quote(name), why)
+		v.add(at, "%s %s", yamlfile.Quote(name), why)
 		return
 	}
 	if other, taken := byName[name]; taken {
-		v.add(at, "%s is already used by %s%s; give each interface its own device", quote(name), other, v.onLine(other))
+		v.add(at, "%s is already used by %s%s; give each interface its own device", yamlfile.Quote(name), other, v.onLine(other))
 		return
 	}
 	byName[name] = path
@@ -215,14 +202,14 @@ func (v *validator) interfaceName(path, name string, byName map[string]string) {
 // interfaceRole checks one role and counts it; it reports whether the role
 // is known, for the checks that depend on it.
 func (v *validator) interfaceRole(path, role string, byRole map[string]string) bool {
-	at := v.where(keyPath(path, "role"), path)
+	at := v.where(yamlfile.KeyPath(path, "role"), path)
 	switch role {
 	case RoleN3, RoleN6, RoleN9:
 	case "":
 		v.add(at, "no role; add role: n3, n6 or n9")
 		return false
 	default:
-		v.add(at, "%s is not a role; want n3, n6 or n9", quote(role))
+		v.add(at, "%s is not a role; want n3, n6 or n9", yamlfile.Quote(role))
 		return false
 	}
 	other, taken := byRole[role]
@@ -238,13 +225,13 @@ func (v *validator) interfaceRole(path, role string, byRole map[string]string) b
 }
 
 func (v *validator) interfaceAddress(path string, iface Interface) {
-	at := v.where(keyPath(path, "address"), path)
+	at := v.where(yamlfile.KeyPath(path, "address"), path)
 	hasAddress := iface.Address.IsValid()
 	switch {
 	case iface.Role == RoleN6 && hasAddress:
-		v.add(at, "n6 interface %s takes no address (N6 carries plain IP, not GTP-U); remove address:", quote(iface.Name))
+		v.add(at, "n6 interface %s takes no address (N6 carries plain IP, not GTP-U); remove address:", yamlfile.Quote(iface.Name))
 	case iface.Role != RoleN6 && !hasAddress:
-		v.add(at, "%s interface %s has no address; add address: with its GTP-U IP, e.g. 198.18.3.2", iface.Role, quote(iface.Name))
+		v.add(at, "%s interface %s has no address; add address: with its GTP-U IP, e.g. 198.18.3.2", iface.Role, yamlfile.Quote(iface.Name))
 	case hasAddress && iface.Address.IsUnspecified():
 		v.add(at, "%s is unspecified; write the address GTP-U peers send to, e.g. 198.18.3.2", iface.Address)
 	}
@@ -265,7 +252,7 @@ func (v *validator) dnns(list []DNN) {
 	byName := map[string]firstUse{} // lower-case name to the dnn that took it
 	var placed []placedPool
 	for i, dnn := range list {
-		path := itemPath("dnns", i)
+		path := yamlfile.ItemPath("dnns", i)
 		v.dnnName(path, dnn.Name, byName)
 		placed = v.dnnPools(path, dnn, placed)
 	}
@@ -275,7 +262,7 @@ func (v *validator) dnns(list []DNN) {
 type firstUse struct{ name, path string }
 
 func (v *validator) dnnName(path, name string, byName map[string]firstUse) {
-	at := v.where(keyPath(path, "name"), path)
+	at := v.where(yamlfile.KeyPath(path, "name"), path)
 	if name == "" {
 		v.add(at, "no name; add name: with the dnn, e.g. name: internet")
 		return
@@ -288,28 +275,28 @@ func (v *validator) dnnName(path, name string, byName map[string]firstUse) {
 		byName[folded] = firstUse{name: name, path: path}
 	case first.name != name:
 		v.add(at, "%s repeats %s of %s%s, as dnn names ignore case; give each dnn its own name",
-			quote(name), quote(first.name), first.path, v.onLine(first.path))
+			yamlfile.Quote(name), yamlfile.Quote(first.name), first.path, v.onLine(first.path))
 	default:
-		v.add(at, "%s is already used by %s%s; give each dnn its own name", quote(name), first.path, v.onLine(first.path))
+		v.add(at, "%s is already used by %s%s; give each dnn its own name", yamlfile.Quote(name), first.path, v.onLine(first.path))
 	}
 }
 
 // dnnPools checks the pools of one DNN against each other and against
 // those placed before, and returns placed with them added.
 func (v *validator) dnnPools(path string, dnn DNN, placed []placedPool) []placedPool {
-	poolsPath := keyPath(path, "pools")
+	poolsPath := yamlfile.KeyPath(path, "pools")
 	if len(dnn.Pools) == 0 {
-		v.add(v.where(poolsPath, path), "dnn %s has no pools; add pools: with its UE prefixes, e.g. [10.45.0.0/16]", quote(dnn.Name))
+		v.add(v.where(poolsPath, path), "dnn %s has no pools; add pools: with its UE prefixes, e.g. [10.45.0.0/16]", yamlfile.Quote(dnn.Name))
 		return placed
 	}
 	for j, prefix := range dnn.Pools {
-		at := itemPath(poolsPath, j)
+		at := yamlfile.ItemPath(poolsPath, j)
 		if !v.pool(at, prefix) {
 			continue
 		}
 		if other, found := overlapping(placed, prefix); found {
 			v.add(at, "%s of dnn %s overlaps %s of dnn %s%s; make the pools disjoint",
-				prefix, quote(dnn.Name), other.prefix, quote(other.dnn), v.onLine(other.path))
+				prefix, yamlfile.Quote(dnn.Name), other.prefix, yamlfile.Quote(other.dnn), v.onLine(other.path))
 		}
 		placed = append(placed, placedPool{prefix: prefix, dnn: dnn.Name, path: at})
 	}
@@ -364,7 +351,7 @@ func (v *validator) buffer(b Buffer) {
 
 func (v *validator) xdpMode(mode string) {
 	if mode != XDPNative && mode != XDPGeneric {
-		v.add("xdp_mode", "%s is not a mode; want native or generic", quote(mode))
+		v.add("xdp_mode", "%s is not a mode; want native or generic", yamlfile.Quote(mode))
 	}
 }
 
@@ -379,16 +366,16 @@ func (v *validator) pinPath(dir string) {
 	rel, err := filepath.Rel(BPFFS, clean)
 	switch {
 	case !filepath.IsAbs(dir):
-		v.add(path, "%s is relative; write a directory under %s, e.g. %s/upfd", quote(dir), BPFFS, BPFFS)
+		v.add(path, "%s is relative; write a directory under %s, e.g. %s/upfd", yamlfile.Quote(dir), BPFFS, BPFFS)
 	case err != nil || rel == ".." || strings.HasPrefix(rel, "../"):
 		v.add(path, "%s is outside %s, and only the BPF file system mounted there holds pins; write e.g. %s/upfd",
-			quote(dir), BPFFS, BPFFS)
+			yamlfile.Quote(dir), BPFFS, BPFFS)
 	case rel == ".":
-		v.add(path, "%s is the root of the BPF file system; give upfd a directory of its own, e.g. %s/upfd", quote(dir), BPFFS)
+		v.add(path, "%s is the root of the BPF file system; give upfd a directory of its own, e.g. %s/upfd", yamlfile.Quote(dir), BPFFS)
 	case clean != dir:
-		v.add(path, "%s is not written plainly; write %s", quote(dir), clean)
+		v.add(path, "%s is not written plainly; write %s", yamlfile.Quote(dir), clean)
 	case strings.Contains(rel, "."):
 		// The kernel reserves dots in bpffs names (bpf_lookup: EPERM).
-		v.add(path, "%s has a '.' in a name below %s, which the BPF file system refuses; remove it", quote(dir), BPFFS)
+		v.add(path, "%s has a '.' in a name below %s, which the BPF file system refuses; remove it", yamlfile.Quote(dir), BPFFS)
 	}
 }

@@ -9,7 +9,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
-	"unicode/utf8"
+
+	"github.com/sluice-upf/sluice/internal/yamlfile"
 )
 
 // The parsers below turn one value of the file into its Go form. Their
@@ -23,17 +24,17 @@ func parseListen(s string) (netip.AddrPort, error) {
 		return netip.AddrPort{}, fmt.Errorf("empty; write an address and port such as 198.18.4.2:%d", DefaultPFCPPort)
 	}
 	if addr, err := netip.ParseAddr(s); err == nil {
-		return netip.AddrPort{}, fmt.Errorf("%s has no port; write it as %s", quote(s), netip.AddrPortFrom(addr, DefaultPFCPPort))
+		return netip.AddrPort{}, fmt.Errorf("%s has no port; write it as %s", yamlfile.Quote(s), netip.AddrPortFrom(addr, DefaultPFCPPort))
 	}
 	host, port, err := net.SplitHostPort(s)
 	if err != nil {
-		return netip.AddrPort{}, fmt.Errorf("%s is not an address and port; write it as 198.18.4.2:%d", quote(s), DefaultPFCPPort)
+		return netip.AddrPort{}, fmt.Errorf("%s is not an address and port; write it as 198.18.4.2:%d", yamlfile.Quote(s), DefaultPFCPPort)
 	}
 	if _, err := netip.ParseAddr(host); err != nil {
 		return netip.AddrPort{}, fmt.Errorf("%s does not start with an IP address; write the address upfd listens on, e.g. 198.18.4.2:%d",
-			quote(s), DefaultPFCPPort)
+			yamlfile.Quote(s), DefaultPFCPPort)
 	}
-	return netip.AddrPort{}, fmt.Errorf("%s has port %s; want 1 to 65535, normally %d", quote(s), quote(port), DefaultPFCPPort)
+	return netip.AddrPort{}, fmt.Errorf("%s has port %s; want 1 to 65535, normally %d", yamlfile.Quote(s), yamlfile.Quote(port), DefaultPFCPPort)
 }
 
 func parsePeer(s string) (netip.Addr, error) {
@@ -41,9 +42,9 @@ func parsePeer(s string) (netip.Addr, error) {
 		return addr, nil
 	}
 	if ap, err := netip.ParseAddrPort(s); err == nil {
-		return netip.Addr{}, fmt.Errorf("%s has a port; write the address alone, %s", quote(s), ap.Addr())
+		return netip.Addr{}, fmt.Errorf("%s has a port; write the address alone, %s", yamlfile.Quote(s), ap.Addr())
 	}
-	return netip.Addr{}, fmt.Errorf("%s is not an IPv4 or IPv6 address; write the SMF's N4 address, e.g. 198.18.4.1", quote(s))
+	return netip.Addr{}, fmt.Errorf("%s is not an IPv4 or IPv6 address; write the SMF's N4 address, e.g. 198.18.4.1", yamlfile.Quote(s))
 }
 
 // parseGTPUAddress reads an interface address; "" means none, which
@@ -56,9 +57,9 @@ func parseGTPUAddress(s string) (netip.Addr, error) {
 		return addr, nil
 	}
 	if p, err := netip.ParsePrefix(s); err == nil {
-		return netip.Addr{}, fmt.Errorf("%s is a prefix; write the address alone, %s", quote(s), p.Addr())
+		return netip.Addr{}, fmt.Errorf("%s is a prefix; write the address alone, %s", yamlfile.Quote(s), p.Addr())
 	}
-	return netip.Addr{}, fmt.Errorf("%s is not an IPv4 or IPv6 address; write the interface's GTP-U address, e.g. 198.18.3.2", quote(s))
+	return netip.Addr{}, fmt.Errorf("%s is not an IPv4 or IPv6 address; write the interface's GTP-U address, e.g. 198.18.3.2", yamlfile.Quote(s))
 }
 
 // parsePool reads a UE pool; Validate checks that it is canonical.
@@ -67,16 +68,16 @@ func parsePool(s string) (netip.Prefix, error) {
 		return p, nil
 	}
 	if _, err := netip.ParseAddr(s); err == nil {
-		return netip.Prefix{}, fmt.Errorf("%s has no length; write it as a prefix, e.g. 10.45.0.0/16", quote(s))
+		return netip.Prefix{}, fmt.Errorf("%s has no length; write it as a prefix, e.g. 10.45.0.0/16", yamlfile.Quote(s))
 	}
-	return netip.Prefix{}, fmt.Errorf("%s is not an IP prefix; write it as address/length, e.g. 10.45.0.0/16", quote(s))
+	return netip.Prefix{}, fmt.Errorf("%s is not an IP prefix; write it as address/length, e.g. 10.45.0.0/16", yamlfile.Quote(s))
 }
 
 // parseTEIDRange reads "FIRST-LAST"; Validate checks 0 < FIRST <= LAST.
 func parseTEIDRange(s string) (TEIDRange, error) {
 	firstText, lastText, ok := strings.Cut(s, "-")
 	if !ok {
-		return TEIDRange{}, fmt.Errorf("%s is not a range; write it as FIRST-LAST, e.g. 0x100-0xffffff", quote(s))
+		return TEIDRange{}, fmt.Errorf("%s is not a range; write it as FIRST-LAST, e.g. 0x100-0xffffff", yamlfile.Quote(s))
 	}
 	first, err := parseTEID(strings.TrimSpace(firstText))
 	if err != nil {
@@ -99,9 +100,9 @@ func parseTEID(s string) (uint32, error) {
 	n, err := strconv.ParseUint(digits, base, 32)
 	switch {
 	case errors.Is(err, strconv.ErrRange):
-		return 0, fmt.Errorf("%s is above 0xffffffff, the largest TEID; lower it", quote(s))
+		return 0, fmt.Errorf("%s is above 0xffffffff, the largest TEID; lower it", yamlfile.Quote(s))
 	case err != nil:
-		return 0, fmt.Errorf("%s is not a number; write TEIDs in hex (0x100) or decimal (256)", quote(s))
+		return 0, fmt.Errorf("%s is not a number; write TEIDs in hex (0x100) or decimal (256)", yamlfile.Quote(s))
 	}
 	return uint32(n), nil
 }
@@ -134,9 +135,9 @@ func parseCount(r countRange, example string) func(string) (int, error) {
 		n, err := strconv.Atoi(s)
 		switch {
 		case errors.Is(err, strconv.ErrRange):
-			return 0, fmt.Errorf("%s is out of range; want %s", quote(s), r)
+			return 0, fmt.Errorf("%s is out of range; want %s", yamlfile.Quote(s), r)
 		case err != nil:
-			return 0, fmt.Errorf("%s is not a whole number; write digits only, e.g. %s", quote(s), example)
+			return 0, fmt.Errorf("%s is not a whole number; write digits only, e.g. %s", yamlfile.Quote(s), example)
 		}
 		return n, nil
 	}
@@ -153,10 +154,10 @@ func parseDuration(example string) func(string) (time.Duration, error) {
 		case s == "":
 			return 0, fmt.Errorf("empty; write a duration such as %s", example)
 		case isPlainNumber(s):
-			return 0, fmt.Errorf("%s has no unit; write it with one, e.g. %ss or %sms", quote(s), s, s)
+			return 0, fmt.Errorf("%s has no unit; write it with one, e.g. %ss or %sms", yamlfile.Quote(s), s, s)
 		}
 		return 0, fmt.Errorf("%s is not a duration; write a number and a unit (ns, us, ms, s, m or h), e.g. %s",
-			quote(s), example)
+			yamlfile.Quote(s), example)
 	}
 }
 
@@ -188,9 +189,9 @@ func parseSMF(s string) (netip.AddrPort, error) {
 	}
 	if _, err := netip.ParseAddr(host); err != nil {
 		return netip.AddrPort{}, fmt.Errorf("%s is not an IP address (upfd resolves no names); write the SMF's N4 address, e.g. 198.18.4.1 or 198.18.4.1:%d",
-			quote(s), DefaultPFCPPort)
+			yamlfile.Quote(s), DefaultPFCPPort)
 	}
-	return netip.AddrPort{}, fmt.Errorf("%s has port %s; want 1 to 65535, normally %d", quote(s), quote(port), DefaultPFCPPort)
+	return netip.AddrPort{}, fmt.Errorf("%s has port %s; want 1 to 65535, normally %d", yamlfile.Quote(s), yamlfile.Quote(port), DefaultPFCPPort)
 }
 
 // fqdnProblem says why name is not a host name after RFC 1123, or "" if it
@@ -218,13 +219,13 @@ func labelProblem(label string) string {
 	case label == "":
 		return "it has an empty label; remove the extra dot"
 	case len(label) > 63:
-		return fmt.Sprintf("label %s is longer than 63 characters; shorten it", quote(label))
+		return fmt.Sprintf("label %s is longer than 63 characters; shorten it", yamlfile.Quote(label))
 	case label[0] == '-' || label[len(label)-1] == '-':
-		return fmt.Sprintf("label %s starts or ends with '-'; move or remove the hyphen", quote(label))
+		return fmt.Sprintf("label %s starts or ends with '-'; move or remove the hyphen", yamlfile.Quote(label))
 	}
 	for _, r := range label {
 		if !isLDH(r) {
-			return fmt.Sprintf("label %s has %q; use only letters, digits and '-'", quote(label), r)
+			return fmt.Sprintf("label %s has %q; use only letters, digits and '-'", yamlfile.Quote(label), r)
 		}
 	}
 	return ""
@@ -254,15 +255,4 @@ func ifnameProblem(name string) string {
 		}
 	}
 	return ""
-}
-
-// quote shows a value from the file in an error: quoted, so that it stays on
-// one line, and cut short, so that a runaway value does not drown the hint.
-func quote(s string) string {
-	const limit = 64
-	if utf8.RuneCountInString(s) <= limit {
-		return strconv.Quote(s)
-	}
-	runes := []rune(s)
-	return strconv.Quote(string(runes[:limit])) + "..."
 }

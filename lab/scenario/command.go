@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/sluice-upf/sluice/internal/yamlfile"
 	"github.com/sluice-upf/sluice/lab/topo"
 )
 
@@ -135,7 +136,7 @@ func placeholderList(names []string) string {
 	for i, n := range names {
 		braced[i] = "{" + n + "}"
 	}
-	return orList(braced)
+	return yamlfile.OrList(braced)
 }
 
 // defaultUPFName is what reports call a UPF whose file gives no name.

@@ -1,16 +1,14 @@
 package scenario
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/sluice-upf/sluice/internal/yamlfile"
 	"github.com/sluice-upf/sluice/lab/report"
 	"github.com/sluice-upf/sluice/lab/smf"
 )
@@ -19,8 +17,8 @@ import (
 // s.src the line of every key and list item it meets. It stops at the
 // first problem, so problems come in file order.
 func decode(s *Scenario, data []byte) error {
-	d := &decoder{src: s.src}
-	root, err := d.document(data)
+	d := &decoder{src: &yamlfile.Source{File: s.src.file, Lines: s.src.lines}}
+	root, err := d.src.Document(data, "a scenario is one")
 	if err != nil {
 		return err
 	}
@@ -32,66 +30,11 @@ func decode(s *Scenario, data []byte) error {
 
 // decoder walks the YAML tree of one file.
 type decoder struct {
-	src *source
+	src *yamlfile.Source
 }
 
 func (d *decoder) fail(line int, path, format string, args ...any) error {
-	return &Error{File: d.src.file, Line: line, Key: path, Msg: fmt.Sprintf(format, args...)}
-}
-
-// document returns the content of the file's one document, or nil if it
-// holds only comments or null. A second document is refused: its keys
-// would otherwise be ignored without a word.
-func (d *decoder) document(data []byte) (*yaml.Node, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var first *yaml.Node
-	for {
-		var doc yaml.Node
-		err := dec.Decode(&doc)
-		switch {
-		case errors.Is(err, io.EOF):
-			return first, nil
-		case err != nil:
-			return nil, d.syntaxError(err)
-		case len(doc.Content) == 0 || isNull(doc.Content[0]):
-		case first != nil:
-			return nil, d.fail(doc.Content[0].Line, "", "a second YAML document starts here; a scenario is one, so remove the \"---\" above it")
-		default:
-			first = doc.Content[0]
-		}
-	}
-}
-
-// syntaxError turns yaml.v3's "yaml: line 3: ..." into ours. yaml.v3 leaves
-// out "line 1", as it counts lines from 0 and names only the others.
-func (d *decoder) syntaxError(err error) error {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	line := 1
-	if rest, ok := strings.CutPrefix(msg, "line "); ok {
-		number, after, _ := strings.Cut(rest, ": ")
-		if n, convErr := strconv.Atoi(number); convErr == nil {
-			line, msg = n, after
-		}
-	}
-	msg = strings.Join(strings.Fields(msg), " ")
-	return d.fail(line, "", "invalid YAML: %s; check the indentation, colons and quotes on this line and the one before", msg)
-}
-
-func isNull(n *yaml.Node) bool {
-	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
-}
-
-// kindName says what a node is in the user's words.
-func kindName(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.AliasNode:
-		return "an alias"
-	}
-	return "a single value"
+	return d.src.Errorf(line, path, format, args...)
 }
 
 // want checks that n, at path, is of kind; shape says what to write.
@@ -102,7 +45,7 @@ func (d *decoder) want(n *yaml.Node, kind yaml.Kind, path, shape string) error {
 		// walk finite and the file readable.
 		return d.fail(n.Line, path, "aliases are not supported; write the value out in full")
 	case n.Kind != kind:
-		return d.fail(n.Line, path, "got %s; want %s", kindName(n), shape)
+		return d.fail(n.Line, path, "got %s; want %s", yamlfile.KindName(n), shape)
 	}
 	return nil
 }
@@ -118,7 +61,7 @@ type field struct {
 // and keys not in fields; what names the mapping in the hint ("a ping
 // step"), and others are keys that belong elsewhere, to say so.
 func (d *decoder) mapping(n *yaml.Node, path, what string, fields []field, others map[string]string) error {
-	if isNull(n) {
+	if yamlfile.IsNull(n) {
 		return nil
 	}
 	known := make([]string, len(fields))
@@ -128,46 +71,18 @@ func (d *decoder) mapping(n *yaml.Node, path, what string, fields []field, other
 	if err := d.want(n, yaml.MappingNode, path, what+" with keys such as "+strings.Join(known[:min(2, len(known))], " and ")); err != nil {
 		return err
 	}
-	firstLine := map[string]int{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		key, value := n.Content[i], n.Content[i+1]
-		at, err := d.key(key, path, what, known, others, firstLine)
-		if err != nil {
-			return err
-		}
-		sub := keyPath(path, key.Value)
-		firstLine[key.Value] = key.Line
-		d.src.lines[sub] = key.Line
-		if err := fields[at].set(value, sub); err != nil {
-			return err
-		}
+	unknown := func(key string) (string, string) {
+		return quoteKey(key), unknownKey(key, what, known, others)
 	}
-	return nil
-}
-
-// key checks one key of the mapping at path and returns its field's index.
-func (d *decoder) key(key *yaml.Node, path, what string, known []string, others map[string]string,
-	firstLine map[string]int) (int, error) {
-	switch {
-	case key.Kind != yaml.ScalarNode:
-		return 0, d.fail(key.Line, path, "a key is %s; keys are plain names: %s", kindName(key), orList(known))
-	case key.ShortTag() == "!!merge":
-		return 0, d.fail(key.Line, keyPath(path, "<<"), "merge keys are not supported; write the keys out in full")
-	}
-	at := slices.Index(known, key.Value)
-	if at < 0 {
-		return 0, d.fail(key.Line, keyPath(path, quoteKey(key.Value)), "%s", unknownKey(key.Value, what, known, others))
-	}
-	if first, seen := firstLine[key.Value]; seen {
-		return 0, d.fail(key.Line, keyPath(path, key.Value), "set twice (first on line %d); keep one", first)
-	}
-	return at, nil
+	return d.src.EachKey(n, path, known, unknown, func(key string, value *yaml.Node, sub string) error {
+		return fields[slices.Index(known, key)].set(value, sub)
+	})
 }
 
 // unknownKey says what is wrong with key and what the mapping takes,
 // suggesting the known key it was likely meant to be.
 func unknownKey(key, what string, known []string, others map[string]string) string {
-	takes := fmt.Sprintf("%s takes %s", what, orList(known))
+	takes := fmt.Sprintf("%s takes %s", what, yamlfile.OrList(known))
 	if owner, ok := others[key]; ok {
 		return fmt.Sprintf("a key of %s, not here; %s", owner, takes)
 	}
@@ -213,27 +128,20 @@ func editDistance(a, b string) int {
 func quoteKey(key string) string {
 	quoted := strconv.Quote(key)
 	if key == "" || strings.ContainsAny(key, " .[]") || quoted[1:len(quoted)-1] != key {
-		return quote(key)
+		return yamlfile.Quote(key)
 	}
 	return key
 }
 
 // each reads every item of the list n at path. Null is an empty list.
 func (d *decoder) each(n *yaml.Node, path, shape string, read func(item *yaml.Node, path string) error) error {
-	if isNull(n) {
+	if yamlfile.IsNull(n) {
 		return nil
 	}
 	if err := d.want(n, yaml.SequenceNode, path, shape); err != nil {
 		return err
 	}
-	for i, item := range n.Content {
-		sub := itemPath(path, i)
-		d.src.lines[sub] = item.Line
-		if err := read(item, sub); err != nil {
-			return err
-		}
-	}
-	return nil
+	return d.src.EachItem(n, path, read)
 }
 
 // scalarAs reads the single value n at path with parse, whose errors
@@ -244,7 +152,7 @@ func scalarAs[T any](d *decoder, n *yaml.Node, path, shape string, parse func(st
 		return zero, err
 	}
 	text := n.Value
-	if isNull(n) {
+	if yamlfile.IsNull(n) {
 		text = ""
 	}
 	v, err := parse(text)
@@ -269,7 +177,7 @@ func value[T any](d *decoder, dst *T, shape string, parse func(string) (T, error
 // a single value is a list of one. The list may not be empty.
 func values[T any](d *decoder, dst *[]T, shape string, parse func(string) (T, error)) func(*yaml.Node, string) error {
 	return func(n *yaml.Node, path string) error {
-		if n.Kind == yaml.ScalarNode && !isNull(n) {
+		if n.Kind == yaml.ScalarNode && !yamlfile.IsNull(n) {
 			n = &yaml.Node{Kind: yaml.SequenceNode, Line: n.Line, Content: []*yaml.Node{n}}
 		}
 		list := []T{}
@@ -312,7 +220,7 @@ func (d *decoder) topology(n *yaml.Node, path string, t *Topology) error {
 // upf reads the UPF under test: a kind alone (upf: upfd), or a mapping.
 func (d *decoder) upf(n *yaml.Node, path string, u *UPF) error {
 	kinds := oneOf("a UPF kind", UPFBuiltIn, UPFReference, UPFCommand)
-	if n.Kind == yaml.ScalarNode && !isNull(n) {
+	if n.Kind == yaml.ScalarNode && !yamlfile.IsNull(n) {
 		return value(d, &u.Kind, "upfd, reference or command", kinds)(n, path)
 	}
 	var configNode *yaml.Node
@@ -327,13 +235,13 @@ func (d *decoder) upf(n *yaml.Node, path string, u *UPF) error {
 	if err != nil {
 		return err
 	}
-	if u.Command != "" && d.src.line(keyPath(path, "kind")) == 0 {
+	if u.Command != "" && d.src.Line(yamlfile.KeyPath(path, "kind")) == 0 {
 		u.Kind = UPFCommand // a command says what kind it is
 	}
-	if configNode == nil || isNull(configNode) {
+	if configNode == nil || yamlfile.IsNull(configNode) {
 		return nil
 	}
-	u.Config, err = d.upfConfig(configNode, keyPath(path, "config"), u.Kind)
+	u.Config, err = d.upfConfig(configNode, yamlfile.KeyPath(path, "config"), u.Kind)
 	return err
 }
 
@@ -366,16 +274,15 @@ func (d *decoder) noteLines(n *yaml.Node, path string) error {
 		return d.fail(n.Line, path, "aliases are not supported; write the value out in full")
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			sub := keyPath(path, n.Content[i].Value)
-			d.src.lines[sub] = n.Content[i].Line
+			sub := yamlfile.KeyPath(path, n.Content[i].Value)
+			d.src.Lines[sub] = n.Content[i].Line
 			if err := d.noteLines(n.Content[i+1], sub); err != nil {
 				return err
 			}
 		}
 	case yaml.SequenceNode:
 		for i, item := range n.Content {
-			sub := itemPath(path, i)
-			d.src.lines[sub] = item.Line
+			sub := d.src.Item(path, i, item)
 			if err := d.noteLines(item, sub); err != nil {
 				return err
 			}
@@ -418,19 +325,19 @@ func (d *decoder) step(n *yaml.Node, path string) (*Step, error) {
 	if err := d.want(n, yaml.MappingNode, path, "a mapping with kind: and the step's keys"); err != nil {
 		return nil, err
 	}
-	kindPath := keyPath(path, "kind")
+	kindPath := yamlfile.KeyPath(path, "kind")
 	var kindNode *yaml.Node
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if n.Content[i].Value == "kind" {
 			kindNode = n.Content[i+1]
-			d.src.lines[kindPath] = n.Content[i].Line
+			d.src.Lines[kindPath] = n.Content[i].Line
 			break
 		}
 	}
 	if kindNode == nil {
-		return nil, d.fail(n.Line, path, "no kind; add kind: %s", orList(Kinds))
+		return nil, d.fail(n.Line, path, "no kind; add kind: %s", yamlfile.OrList(Kinds))
 	}
-	kind, err := scalarAs(d, kindNode, kindPath, orList(Kinds), oneOf("a step kind", Kinds...))
+	kind, err := scalarAs(d, kindNode, kindPath, yamlfile.OrList(Kinds), oneOf("a step kind", Kinds...))
 	if err != nil {
 		return nil, err
 	}

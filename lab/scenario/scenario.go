@@ -16,15 +16,12 @@ package scenario
 
 import (
 	_ "embed"
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/sluice-upf/sluice/internal/yamlfile"
 	"github.com/sluice-upf/sluice/lab/report"
 	"github.com/sluice-upf/sluice/lab/smf"
 )
@@ -122,13 +119,9 @@ func Default() *Scenario {
 
 // Load reads and validates the scenario file at path.
 func Load(path string) (*Scenario, error) {
-	data, err := os.ReadFile(path)
+	data, err := yamlfile.ReadFile(path)
 	if err != nil {
-		var pathErr *fs.PathError
-		if errors.As(err, &pathErr) {
-			err = pathErr.Err // the path is already in our prefix
-		}
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, err
 	}
 	return Parse(path, data)
 }
@@ -215,30 +208,13 @@ func (s *Scenario) Estimate() time.Duration {
 	return total
 }
 
-// Error is a problem found in a scenario file.
-type Error struct {
-	File string
-	Line int    // 1-based; 0 when the problem is with a default
-	Key  string // e.g. "steps[2].rate"; "" for a syntax error
-	Msg  string // what is wrong and what to write instead
-}
+// Error is a problem found in a scenario file: its File, Line (0 when the
+// problem is with a default), Key (e.g. "steps[2].rate"; "" for a syntax
+// error) and Msg, what is wrong and what to write instead.
+type Error = yamlfile.Error
 
-func (e *Error) Error() string {
-	var b strings.Builder
-	switch {
-	case e.File != "" && e.Line > 0:
-		fmt.Fprintf(&b, "%s:%d: ", e.File, e.Line)
-	case e.File != "":
-		b.WriteString(e.File + ": ")
-	}
-	if e.Key != "" {
-		b.WriteString(e.Key + ": ")
-	}
-	b.WriteString(e.Msg)
-	return b.String()
-}
-
-// source remembers where a parsed Scenario came from.
+// source remembers where a parsed Scenario came from. The decoder records
+// into lines through a yamlfile.Source that shares the map.
 type source struct {
 	file  string
 	lines map[string]int // key path, e.g. "steps[2].rate", to its 1-based line
@@ -257,17 +233,4 @@ func (s *source) name() string {
 		return ""
 	}
 	return s.file
-}
-
-// keyPath names key inside path: "topology" + "n9" is "topology.n9".
-func keyPath(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
-}
-
-// itemPath names item i of the list at path: "steps[2]".
-func itemPath(path string, i int) string {
-	return fmt.Sprintf("%s[%d]", path, i)
 }

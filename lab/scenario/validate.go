@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/sluice-upf/sluice/internal/config"
+	"github.com/sluice-upf/sluice/internal/yamlfile"
 	"github.com/sluice-upf/sluice/lab/report"
 )
 
@@ -22,7 +23,7 @@ func (s *Scenario) Validate() error {
 	}
 	v.steps(s)
 	v.outputs(s.Outputs)
-	return v.first()
+	return yamlfile.Earliest(v.problems)
 }
 
 // validator gathers every problem, so that the earliest in the file can be
@@ -52,21 +53,6 @@ func (v *validator) nearestLine(path string) int {
 	return 0
 }
 
-// first returns the problem earliest in the file; problems with defaults
-// come after, in the order checked.
-func (v *validator) first() error {
-	if len(v.problems) == 0 {
-		return nil
-	}
-	best := v.problems[0]
-	for _, p := range v.problems[1:] {
-		if p.Line > 0 && (best.Line == 0 || p.Line < best.Line) {
-			best = p
-		}
-	}
-	return best
-}
-
 // onLine says " (line N)" for a path the file sets, to point at the other
 // half of a conflict.
 func (v *validator) onLine(path string) string {
@@ -91,7 +77,7 @@ func (v *validator) upf(s *Scenario) {
 			v.add("upf.config", "the reference forwarder takes no config; remove it")
 		}
 	default:
-		v.add("upf.kind", "%s is not a UPF kind; want upfd, reference or command", quote(u.Kind))
+		v.add("upf.kind", "%s is not a UPF kind; want upfd, reference or command", yamlfile.Quote(u.Kind))
 	}
 	if u.Startup <= 0 {
 		v.add("upf.startup", "%s is not above 0; want a duration such as 10s", u.Startup)
@@ -132,7 +118,7 @@ func (v *validator) upfdConfig(data []byte, sessions int) {
 		// or just the message when no key is at fault.
 		key, msg := "upf.config", err.Error()
 		if inner, rest, ok := strings.Cut(msg, ": "); ok && configKey.MatchString(inner) {
-			key, msg = keyPath(key, inner), rest
+			key, msg = yamlfile.KeyPath(key, inner), rest
 		}
 		v.add(key, "%s", msg)
 		return
@@ -168,10 +154,10 @@ func (v *validator) steps(s *Scenario) {
 	}
 	named := map[string]string{} // step name to the path of the step that has it
 	for i, st := range s.Steps {
-		path := itemPath("steps", i)
+		path := yamlfile.ItemPath("steps", i)
 		if !st.complete() {
 			// Only a Step built in code can get here; Parse makes whole ones.
-			v.add(path, "a %s step without its settings: the field of its kind is nil", quote(st.Kind))
+			v.add(path, "a %s step without its settings: the field of its kind is nil", yamlfile.Quote(st.Kind))
 			continue
 		}
 		v.stepName(path, st.Name, named)
@@ -180,10 +166,10 @@ func (v *validator) steps(s *Scenario) {
 }
 
 func (v *validator) stepName(path, name string, named map[string]string) {
-	at := v.where(keyPath(path, "name"), path)
+	at := v.where(yamlfile.KeyPath(path, "name"), path)
 	if other, taken := named[name]; taken {
 		v.add(at, "%s is also the name of %s%s; steps are matched by name, so give one a name: of its own",
-			quote(name), other, v.onLine(other))
+			yamlfile.Quote(name), other, v.onLine(other))
 		return
 	}
 	named[name] = path
@@ -194,14 +180,14 @@ func (v *validator) step(path string, st Step, sessions int) {
 	case KindNDR:
 		v.ndr(path, st.NDR)
 	case KindPing:
-		v.distinct(keyPath(path, "sizes"), st.Ping.Sizes)
+		v.distinct(yamlfile.KeyPath(path, "sizes"), st.Ping.Sizes)
 	case KindCBR:
-		v.distinct(keyPath(path, "sizes"), st.CBR.Sizes)
+		v.distinct(yamlfile.KeyPath(path, "sizes"), st.CBR.Sizes)
 	case KindSubscribers:
 		v.subscribers(path, st.Subscribers, sessions)
 	case KindChurn:
 		if st.Churn.PerSecond > sessions {
-			v.add(keyPath(path, "per_second"), "%d is more than the %d sessions%s; churn re-establishes sessions that exist",
+			v.add(yamlfile.KeyPath(path, "per_second"), "%d is more than the %d sessions%s; churn re-establishes sessions that exist",
 				st.Churn.PerSecond, sessions, v.onLine("sessions.count"))
 		}
 	}
@@ -213,7 +199,7 @@ func (v *validator) step(path string, st Step, sessions int) {
 func (v *validator) ndr(path string, n *NDR) {
 	res, top := n.Resolution, n.MaxRate
 	if !top.Max && (res.PPS > 0) == (top.PPS > 0) && res.PPS+res.BPS >= top.PPS+top.BPS {
-		v.add(v.where(keyPath(path, "resolution"), keyPath(path, "max_rate")),
+		v.add(v.where(yamlfile.KeyPath(path, "resolution"), yamlfile.KeyPath(path, "max_rate")),
 			"%s is not finer than max_rate, %s; the search would stop at once: lower it", res, top)
 	}
 }
@@ -222,29 +208,29 @@ func (v *validator) ndr(path string, n *NDR) {
 func (v *validator) distinct(path string, list []int) {
 	for i, n := range list {
 		if j := slices.Index(list, n); j < i {
-			v.add(itemPath(path, i), "%d is listed already as %s; list each once", n, itemPath(path, j))
+			v.add(yamlfile.ItemPath(path, i), "%d is listed already as %s; list each once", n, yamlfile.ItemPath(path, j))
 		}
 	}
 }
 
 func (v *validator) subscribers(path string, s *Subscribers, sessions int) {
-	counts := keyPath(path, "counts")
+	counts := yamlfile.KeyPath(path, "counts")
 	v.distinct(counts, s.Counts)
 	for i, n := range s.Counts {
 		if n > sessions {
-			v.add(itemPath(counts, i), "%d subscribers are more than the %d sessions%s; each subscriber has one session, so raise sessions.count",
+			v.add(yamlfile.ItemPath(counts, i), "%d subscribers are more than the %d sessions%s; each subscriber has one session, so raise sessions.count",
 				n, sessions, v.onLine("sessions.count"))
 		}
 	}
-	v.flows(keyPath(path, "uplink"), s.Uplink)
-	v.flows(keyPath(path, "downlink"), s.Downlink)
+	v.flows(yamlfile.KeyPath(path, "uplink"), s.Uplink)
+	v.flows(yamlfile.KeyPath(path, "downlink"), s.Downlink)
 }
 
 // flows checks that each flow has both rates and that their ratio, the
 // packet length, fits the generator's stamp and the MTU.
 func (v *validator) flows(path string, list []Flow) {
 	for i, f := range list {
-		at := itemPath(path, i)
+		at := yamlfile.ItemPath(path, i)
 		switch {
 		case f.Rate.BPS <= 0:
 			v.add(at, "the flow has no rate; add rate: with its bit rate, e.g. 567.2kbps")
@@ -274,11 +260,11 @@ func (v *validator) outputs(o Outputs) {
 		}
 	}
 	for i, f := range o.Formats {
-		at := itemPath("outputs.formats", i)
+		at := yamlfile.ItemPath("outputs.formats", i)
 		if !slices.Contains(report.Formats, f) {
-			v.add(at, "%s is not a format; want %s", quote(f), orList(report.Formats))
+			v.add(at, "%s is not a format; want %s", yamlfile.Quote(f), yamlfile.OrList(report.Formats))
 		} else if j := slices.Index(o.Formats, f); j < i {
-			v.add(at, "%s is listed already as %s; list each once", f, itemPath("outputs.formats", j))
+			v.add(at, "%s is listed already as %s; list each once", f, yamlfile.ItemPath("outputs.formats", j))
 		}
 	}
 }

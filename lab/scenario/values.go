@@ -7,7 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/sluice-upf/sluice/internal/yamlfile"
 )
 
 // The parsers below turn one value of the file into its Go form. Their
@@ -73,7 +74,7 @@ func parseSize(s string) (Size, error) {
 	}
 	if !isDigits(s) {
 		return Size{}, fmt.Errorf("%s is not a size; want payload bytes from %d to %d, e.g. 64 or 1400, or imix",
-			quote(s), MinPayload, MaxPayload)
+			yamlfile.Quote(s), MinPayload, MaxPayload)
 	}
 	n, err := parsePayload(s)
 	return Size{Bytes: n}, err
@@ -84,7 +85,7 @@ func parsePayload(s string) (int, error) {
 	n, err := strconv.Atoi(s)
 	switch {
 	case err != nil && !errors.Is(err, strconv.ErrRange):
-		return 0, fmt.Errorf("%s is not a size; want payload bytes from %d to %d, e.g. 64 or 1400", quote(s), MinPayload, MaxPayload)
+		return 0, fmt.Errorf("%s is not a size; want payload bytes from %d to %d, e.g. 64 or 1400", yamlfile.Quote(s), MinPayload, MaxPayload)
 	case err != nil || n < MinPayload || n > MaxPayload:
 		return 0, fmt.Errorf("%s bytes is out of range; want %d to %d (the payload after the tunnel fits a 1500-byte MTU)",
 			s, MinPayload, MaxPayload)
@@ -155,7 +156,7 @@ func parseRateAs(flatOut string) func(string) (Rate, error) {
 		}
 		r, err := parseFixedRate(s)
 		if err != nil {
-			return Rate{}, fmt.Errorf("%w or %s", err, quote(flatOut))
+			return Rate{}, fmt.Errorf("%w or %s", err, yamlfile.Quote(flatOut))
 		}
 		return r, nil
 	}
@@ -164,7 +165,7 @@ func parseRateAs(flatOut string) func(string) (Rate, error) {
 // parseFixedRate reads a number and a unit: 1Mpps, 500kpps, 2Gbps.
 func parseFixedRate(s string) (Rate, error) {
 	number, unit := splitUnit(s)
-	hint := fmt.Errorf("%s is not a rate; want e.g. 1Mpps, 500kpps, 2Gbps", quote(s))
+	hint := fmt.Errorf("%s is not a rate; want e.g. 1Mpps, 500kpps, 2Gbps", yamlfile.Quote(s))
 	if _, err := strconv.ParseFloat(number, 64); err != nil {
 		return Rate{}, hint
 	}
@@ -177,7 +178,7 @@ func parseFixedRate(s string) (Rate, error) {
 			return Rate{}, hint
 		}
 		if v <= 0 {
-			return Rate{}, fmt.Errorf("%s is not above 0; want e.g. 1Mpps, 500kpps, 2Gbps", quote(s))
+			return Rate{}, fmt.Errorf("%s is not above 0; want e.g. 1Mpps, 500kpps, 2Gbps", yamlfile.Quote(s))
 		}
 		if u.bits {
 			return Rate{BPS: v}, nil
@@ -185,7 +186,7 @@ func parseFixedRate(s string) (Rate, error) {
 		return Rate{PPS: v}, nil
 	}
 	if unit == "" {
-		return Rate{}, fmt.Errorf("%s has no unit; want e.g. %skpps or %sMbps", quote(s), number, number)
+		return Rate{}, fmt.Errorf("%s has no unit; want e.g. %skpps or %sMbps", yamlfile.Quote(s), number, number)
 	}
 	return Rate{}, hint
 }
@@ -197,7 +198,7 @@ func parseBitRate(s string) (Rate, error) {
 	case err != nil:
 		return Rate{}, fmt.Errorf("%w; this one in bits, e.g. 567.2kbps", err)
 	case r.BPS == 0:
-		return Rate{}, fmt.Errorf("%s is a packet rate; write the bit rate here (e.g. 567.2kbps) and the packets in pps:", quote(s))
+		return Rate{}, fmt.Errorf("%s is a packet rate; write the bit rate here (e.g. 567.2kbps) and the packets in pps:", yamlfile.Quote(s))
 	}
 	return r, nil
 }
@@ -221,12 +222,12 @@ func parsePercent(s string) (float64, error) {
 	v, err := strconv.ParseFloat(strings.TrimSpace(number), 64)
 	switch {
 	case err != nil || math.IsNaN(v):
-		return 0, fmt.Errorf("%s is not a percentage; want e.g. 0%% (the non-drop rate) or 0.5%% (a partial-drop rate)", quote(s))
+		return 0, fmt.Errorf("%s is not a percentage; want e.g. 0%% (the non-drop rate) or 0.5%% (a partial-drop rate)", yamlfile.Quote(s))
 	case !hasSign && v != 0:
 		// 0.005 could be a fraction or a percentage: make the user say.
-		return 0, fmt.Errorf("%s has no %%; write it as a percentage, e.g. %s%%", quote(s), number)
+		return 0, fmt.Errorf("%s has no %%; write it as a percentage, e.g. %s%%", yamlfile.Quote(s), number)
 	case v < 0 || v >= 100:
-		return 0, fmt.Errorf("%s is out of range; want 0%% or more, below 100%%", quote(s))
+		return 0, fmt.Errorf("%s is out of range; want 0%% or more, below 100%%", yamlfile.Quote(s))
 	}
 	return v, nil
 }
@@ -238,11 +239,11 @@ func parseDuration(s string) (time.Duration, error) {
 	case err == nil && d > 0:
 		return d, nil
 	case err == nil:
-		return 0, fmt.Errorf("%s is not above 0; want a duration such as 2s or 500ms", quote(s))
+		return 0, fmt.Errorf("%s is not above 0; want a duration such as 2s or 500ms", yamlfile.Quote(s))
 	case isDigits(s):
-		return 0, fmt.Errorf("%s has no unit; write it with one, e.g. %ss or %sms", quote(s), s, s)
+		return 0, fmt.Errorf("%s has no unit; write it with one, e.g. %ss or %sms", yamlfile.Quote(s), s, s)
 	}
-	return 0, fmt.Errorf("%s is not a duration; write a number and a unit (ms, s, m or h), e.g. 2s", quote(s))
+	return 0, fmt.Errorf("%s is not a duration; write a number and a unit (ms, s, m or h), e.g. 2s", yamlfile.Quote(s))
 }
 
 // parseInterval is parseDuration that also takes 0: send the next packet
@@ -265,9 +266,9 @@ func parseCount(r countRange) func(string) (int, error) {
 		n, err := strconv.Atoi(strings.ReplaceAll(s, "_", ""))
 		switch {
 		case errors.Is(err, strconv.ErrRange) || err == nil && (n < r.min || n > r.max):
-			return 0, fmt.Errorf("%s is out of range; want %s", quote(s), r)
+			return 0, fmt.Errorf("%s is out of range; want %s", yamlfile.Quote(s), r)
 		case err != nil:
-			return 0, fmt.Errorf("%s is not a whole number; want %s", quote(s), r)
+			return 0, fmt.Errorf("%s is not a whole number; want %s", yamlfile.Quote(s), r)
 		}
 		return n, nil
 	}
@@ -277,7 +278,7 @@ func parseCount(r countRange) func(string) (int, error) {
 func parsePPS(s string) (float64, error) {
 	v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "pps"), 64)
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
-		return 0, fmt.Errorf("%s is not a packet rate; want packets per second above 0, e.g. 175", quote(s))
+		return 0, fmt.Errorf("%s is not a packet rate; want packets per second above 0, e.g. 175", yamlfile.Quote(s))
 	}
 	return v, nil
 }
@@ -289,7 +290,7 @@ func parseBool(s string) (bool, error) {
 	case "false":
 		return false, nil
 	}
-	return false, fmt.Errorf("%s is not true or false", quote(s))
+	return false, fmt.Errorf("%s is not true or false", yamlfile.Quote(s))
 }
 
 // oneOf returns a parser that takes one of words, as written.
@@ -300,7 +301,7 @@ func oneOf(what string, words ...string) func(string) (string, error) {
 				return s, nil
 			}
 		}
-		return "", fmt.Errorf("%s is not %s; want %s", quote(s), what, orList(words))
+		return "", fmt.Errorf("%s is not %s; want %s", yamlfile.Quote(s), what, yamlfile.OrList(words))
 	}
 }
 
@@ -312,11 +313,11 @@ func parseName(limit int) func(string) (string, error) {
 		case s == "":
 			return "", fmt.Errorf("empty; want letters, digits, '-' or '_', e.g. upflab")
 		case len(s) > limit:
-			return "", fmt.Errorf("%s is longer than %d characters; shorten it", quote(s), limit)
+			return "", fmt.Errorf("%s is longer than %d characters; shorten it", yamlfile.Quote(s), limit)
 		}
 		for _, r := range s {
 			if !isNameRune(r) {
-				return "", fmt.Errorf("%s has %q; use only letters, digits, '-' and '_'", quote(s), r)
+				return "", fmt.Errorf("%s has %q; use only letters, digits, '-' and '_'", yamlfile.Quote(s), r)
 			}
 		}
 		return s, nil
@@ -337,22 +338,4 @@ func parseText(s string) (string, error) {
 
 func isDigits(s string) bool {
 	return s != "" && strings.Trim(s, "0123456789") == ""
-}
-
-// orList joins words as "a, b or c".
-func orList(words []string) string {
-	if len(words) < 2 {
-		return strings.Join(words, "")
-	}
-	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
-}
-
-// quote shows a value from the file in an error: quoted, so that it stays on
-// one line, and cut short, so that a runaway value does not drown the hint.
-func quote(s string) string {
-	const limit = 64
-	if utf8.RuneCountInString(s) <= limit {
-		return strconv.Quote(s)
-	}
-	return strconv.Quote(string([]rune(s)[:limit])) + "..."
 }

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/sluice-upf/sluice/lab/probe"
@@ -196,13 +197,20 @@ func (r *runner) subscribers(ctx context.Context, m *measurer, st scenario.Step,
 
 // subscriberLoad is one direction of the model for n subscribers: its
 // flows as one stream, each flow's packet length in its share of the
-// packets. The lab sends the HTTP-like flows as UDP, not TCP.
+// packets, in sixteenths (the generator's mix has 16 places: 247:175
+// packets per second become 9:7). The lab sends the HTTP-like flows as
+// UDP, not TCP.
 func subscriberLoad(dir scenario.Direction, flows []scenario.Flow, n int, d time.Duration, sessions []tgen.Session, path tgen.Path) load {
 	l := load{dir: dir, sizeText: "model", duration: d, sessions: sessions[:n], flows: 1, path: path}
+	var pps float64
 	for _, f := range flows {
-		l.mix = append(l.mix, scenario.Weighted{Bytes: max(f.PacketBytes()-innerHeaders, minPayload), Weight: int(f.PPS)})
-		l.pps += f.PPS * float64(n)
+		pps += f.PPS
 	}
+	for _, f := range flows {
+		share := max(int(math.Round(16*f.PPS/pps)), 1)
+		l.mix = append(l.mix, scenario.Weighted{Bytes: max(f.PacketBytes()-innerHeaders, minPayload), Weight: share})
+	}
+	l.pps = pps * float64(n)
 	return l
 }
 

@@ -79,3 +79,28 @@ func usage() {
 func flags(name string) *flag.FlagSet {
 	return flag.NewFlagSet("upflab "+name, flag.ContinueOnError)
 }
+
+// parseAll parses a verb's flags and refuses arguments left over.
+func parseAll(fs *flag.FlagSet, args []string) error {
+	files, err := parseWithFiles(fs, args)
+	if err == nil && len(files) > 0 {
+		err = fmt.Errorf("%w: unexpected argument %q", errUsage, files[0])
+	}
+	return err
+}
+
+// parseWithFiles parses flags given before or after the file names.
+func parseWithFiles(fs *flag.FlagSet, args []string) (files []string, err error) {
+	for {
+		if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		} else if err != nil {
+			return nil, fmt.Errorf("%w: %v", errUsage, err)
+		}
+		if fs.NArg() == 0 {
+			return files, nil
+		}
+		files = append(files, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -65,22 +64,6 @@ func runScenario(args []string) error {
 	}
 	fmt.Fprintf(os.Stderr, "upflab: %d files in %s, run took %v\n", len(written), o.Dir, time.Since(start).Round(time.Second))
 	return runErr
-}
-
-// parseWithFiles parses flags given before or after the file names.
-func parseWithFiles(fs *flag.FlagSet, args []string) (files []string, err error) {
-	for {
-		if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
-			return nil, err
-		} else if err != nil {
-			return nil, fmt.Errorf("%w: %v", errUsage, err)
-		}
-		if fs.NArg() == 0 {
-			return files, nil
-		}
-		files = append(files, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
 }
 
 func loadScenario(args []string) (*scenario.Scenario, error) {

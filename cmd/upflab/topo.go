@@ -1,8 +1,6 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -114,15 +112,3 @@ func orDash(s string) string {
 	return s
 }
 
-// parseAll parses a verb's flags and refuses arguments left over.
-func parseAll(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
-		return err
-	} else if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
-	}
-	if len(fs.Args()) > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Args()[0])
-	}
-	return nil
-}

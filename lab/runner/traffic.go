@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sluice-upf/sluice/lab/cpu"
+	"github.com/sluice-upf/sluice/lab/pkt"
 	"github.com/sluice-upf/sluice/lab/report"
 	"github.com/sluice-upf/sluice/lab/scenario"
 	"github.com/sluice-upf/sluice/lab/tgen"
@@ -16,9 +17,9 @@ import (
 // Header bytes around a payload, to turn the generator's and the sink's
 // inner IP bytes into Ethernet frames (report.Measurement counts frames).
 const (
-	innerHeaders = 20 + 8         // IPv4 and UDP, before the payload
-	ethernet     = 14             // what every frame adds
-	tunnel       = 20 + 8 + 8 + 8 // outer IPv4, UDP, GTP-U, PDU Session Container (TS 38.415)
+	innerHeaders = pkt.IPv4Len + pkt.UDPLen               // before the payload
+	ethernet     = pkt.EthLen                             // what every frame adds
+	tunnel       = pkt.IPv4Len + pkt.UDPLen + pkt.GTPULen // outer IPv4, UDP, GTP-U with its PDU Session Container
 	drain        = 200 * time.Millisecond
 )
 
@@ -170,16 +171,18 @@ func (m *measurer) together(ctx context.Context, loads []load) ([]report.Measure
 }
 
 // share is the cores of load i of n: every core when there is one load,
-// else a round-robin part.
+// every n-th core from the i-th when there are cores enough, else one
+// core shared round-robin.
 func share(cpus []int, i, n int) []int {
-	var out []int
-	for k, c := range cpus {
-		if k%n == i%len(cpus) || n == 1 {
-			out = append(out, c)
-		}
+	if n == 1 {
+		return cpus
 	}
-	if len(out) == 0 {
-		out = []int{cpus[i%len(cpus)]}
+	if n > len(cpus) {
+		return []int{cpus[i%len(cpus)]}
+	}
+	var out []int
+	for k := i; k < len(cpus); k += n {
+		out = append(out, cpus[k])
 	}
 	return out
 }

@@ -111,4 +111,3 @@ func orDash(s string) string {
 	}
 	return s
 }
-

@@ -10,8 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cilium/ebpf"
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
+	"github.com/sluice-upf/sluice/internal/netns"
 	"github.com/sluice-upf/sluice/internal/testenv"
 )
 
@@ -286,11 +288,23 @@ func TestPrivilegedMBRRate(t *testing.T) {
 		t.Fatal(err)
 	}
 	frame := uplink(ulTunnel, upFlow)
-	start := time.Now()
-	for n := 0; n < 400_000 && time.Since(start) < 400*time.Millisecond; n++ {
-		runXDP(t, d, ns, N3, frame)
+	// Offered well above the MBR: one namespace switch for the whole
+	// loop, not one a frame, which alone held the offer near 10 Mbit/s.
+	var elapsed float64
+	err := netns.Do(ns, func() error {
+		md := xdpMD{DataEnd: uint32(len(frame)), IngressIfindex: uint32(d.ifaces[N3].Index)}
+		start := time.Now()
+		defer func() { elapsed = time.Since(start).Seconds() }()
+		for n := 0; n < 400_000 && time.Since(start) < 400*time.Millisecond; n++ {
+			if _, err := d.Program(N3).Run(&ebpf.RunOptions{Data: frame, Context: md}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	elapsed := time.Since(start).Seconds()
 	u, _ := d.Usage(1)
 	allowed := mbr / 8 * elapsed
 	burst := mbr / 8 * (0.005 + 0.004 + 0.004) // burst, a tick at each end

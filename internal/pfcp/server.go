@@ -121,6 +121,12 @@ type Server struct {
 	// when it has sent the last.
 	out   chan outgoing
 	wrote chan struct{}
+
+	// calls are functions run by the serve loop for Do; stopped closes
+	// when Serve returns.
+	calls   chan func()
+	stopped chan struct{}
+	stats   Stats
 }
 
 type outgoing struct {
@@ -153,6 +159,8 @@ func New(cfg Config, store *session.Store, compiler *rules.Compiler, dp Datapath
 		gtpPaths: map[netip.Addr]*gtpPath{},
 		out:      make(chan outgoing, 1024),
 		wrote:    make(chan struct{}),
+		calls:    make(chan func()),
+		stopped:  make(chan struct{}),
 	}
 	go s.writeLoop()
 	return s, nil
@@ -210,6 +218,7 @@ const tick = 100 * time.Millisecond
 // Serve handles requests and datapath events until ctx ends, then sends
 // final reports if configured and closes the socket.
 func (s *Server) Serve(ctx context.Context) error {
+	defer close(s.stopped)
 	in := make(chan datagram, 256)
 	go s.read(in)
 	events, stop, err := s.readEvents()
@@ -236,6 +245,8 @@ func (s *Server) Serve(ctx context.Context) error {
 			s.handle(d)
 		case ev := <-events:
 			s.event(ev)
+		case f := <-s.calls:
+			f()
 		case r := <-s.gtpuReceived():
 			if r.ErrorIndication {
 				s.errorIndication(r)
@@ -254,6 +265,25 @@ func (s *Server) Serve(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// ErrStopped is Do's answer once Serve has returned.
+var ErrStopped = errors.New("pfcp: server stopped")
+
+// Do runs f in the serve loop, between requests, so that f may read (not
+// change) the server's sessions and associations. It waits for f to
+// return, for ctx, or for Serve to end.
+func (s *Server) Do(ctx context.Context, f func()) error {
+	done := make(chan struct{})
+	select {
+	case s.calls <- func() { f(); close(done) }:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-s.stopped:
+		return ErrStopped
+	}
+	<-done
+	return nil
 }
 
 // readEvents reads the datapath's events into a channel until stop.
@@ -295,6 +325,7 @@ func (s *Server) read(out chan<- datagram) {
 			}
 			return
 		}
+		s.stats.received(buf[:n])
 		d := datagram{from: from, b: slices.Clone(buf[:n])}
 		d.decode()
 		out <- d
@@ -408,6 +439,7 @@ func (s *Server) write(to netip.AddrPort, b []byte) { s.out <- outgoing{to, b} }
 func (s *Server) writeLoop() {
 	defer close(s.wrote)
 	for o := range s.out {
+		s.stats.sent(o.b)
 		if _, err := s.conn.WriteToUDPAddrPort(o.b, o.to); err != nil {
 			s.log.Error("pfcp: send", "to", o.to, "err", err)
 		}

@@ -12,6 +12,8 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -114,6 +116,9 @@ type Datapath struct {
 	pinPath string
 	// pinnedMaps are the names of the maps pinned under pinPath.
 	pinnedMaps []string
+	// reused: the maps were pinned by an earlier Load, which this one took
+	// over with what they held.
+	reused bool
 	// txSocket sends re-injected frames; 0 until the first (fd 0 is stdin).
 	txSocket int
 }
@@ -170,6 +175,8 @@ func Load(opts Options) (*Datapath, error) {
 			}
 		}
 		copts.Maps.PinPath = opts.PinPath
+		_, err := os.Stat(filepath.Join(opts.PinPath, "urr_usage"))
+		d.reused = err == nil
 	}
 	if err := spec.LoadAndAssign(&d.objs, &copts); err != nil {
 		var ve *ebpf.VerifierError
@@ -272,6 +279,32 @@ func setConstants(spec *ebpf.CollectionSpec, opts Options, ifaces map[Role]*net.
 		}
 	}
 	return nil
+}
+
+// Reused reports whether Load took over maps pinned by an earlier one,
+// with the sessions and counters they hold.
+func (d *Datapath) Reused() bool { return d.reused }
+
+// Identity names the pinned maps by their kernel IDs, which are not
+// reused while the system runs: state saved for one set of maps can be
+// told from state saved for maps since removed and made anew. "" without
+// pinning.
+func (d *Datapath) Identity() (string, error) {
+	var ids []string
+	for _, name := range slices.Sorted(slices.Values(d.pinnedMaps)) {
+		m, err := ebpf.LoadPinnedMap(filepath.Join(d.pinPath, name), nil)
+		if err != nil {
+			return "", fmt.Errorf("datapath: identity: %w", err)
+		}
+		info, err := m.Info()
+		m.Close()
+		if err != nil {
+			return "", fmt.Errorf("datapath: identity: %w", err)
+		}
+		id, _ := info.ID()
+		ids = append(ids, fmt.Sprintf("%s=%d", name, id))
+	}
+	return strings.Join(ids, ","), nil
 }
 
 // Sizes reports the capacities the tables were created with.

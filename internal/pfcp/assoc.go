@@ -16,6 +16,7 @@ type association struct {
 	nodeID   string
 	addr     netip.AddrPort
 	recovery time.Time
+	since    time.Time // when it was set up
 	// nextHeartbeat is when we ask next; lost, when a heartbeat went
 	// unanswered (zero while the peer answers).
 	nextHeartbeat, lost time.Time
@@ -62,7 +63,7 @@ func (s *Server) associated(node string, addr netip.AddrPort, recovery time.Time
 		s.log.Info("pfcp: peer restarted, dropping its sessions", "node", node, "was", old.recovery, "now", recovery)
 		s.dropSessions(node)
 	}
-	s.assocs[node] = &association{nodeID: node, addr: addr, recovery: recovery, nextHeartbeat: s.now().Add(s.cfg.Heartbeat)}
+	s.assocs[node] = &association{nodeID: node, addr: addr, recovery: recovery, since: s.now(), nextHeartbeat: s.now().Add(s.cfg.Heartbeat)}
 	s.log.Info("pfcp: association set up", "node", node, "peer", addr)
 	if k, ok := s.kept[node]; ok {
 		delete(s.kept, node)

@@ -46,6 +46,11 @@ func newN4With(t *testing.T, set func(*Config)) *n4 {
 		t.Fatal(err)
 	}
 	serve(t, srv)
+	return newN4Client(t, srv)
+}
+
+// newN4Client is an SMF's socket on loopback, talking to srv.
+func newN4Client(t *testing.T, srv *Server) *n4 {
 	smf, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		t.Fatal(err)

@@ -49,21 +49,22 @@ type Counters interface {
 	Usage(slot uint32) (datapath.Usage, error)
 }
 
-// meter is one URR's measurement: the counters at its last report.
+// meter is one URR's measurement: the counters at its last report. Its
+// fields are exported for Save, which writes it as it is.
 type meter struct {
-	urr  session.URR
-	slot uint32
-	base datapath.Usage
-	// since is when the current measurement began (the last report).
-	since time.Time
-	// nextPeriodic is when PERIO fires; its timer runs on regardless of
+	URR  session.URR
+	Slot uint32
+	Base datapath.Usage
+	// Since is when the current measurement began (the last report).
+	Since time.Time
+	// NextPeriodic is when PERIO fires; its timer runs on regardless of
 	// other reports (§5.2.2.2.1).
-	nextPeriodic time.Time
-	// quotaSince is when the time quota was granted.
-	quotaSince time.Time
-	// quotaSpent: the quota's report went; no more until a new grant.
-	volQuotaSpent, timeQuotaSpent bool
-	seq                           uint32
+	NextPeriodic time.Time
+	// QuotaSince is when the time quota was granted.
+	QuotaSince time.Time
+	// QuotaSpent: the quota's report went; no more until a new grant.
+	VolQuotaSpent, TimeQuotaSpent bool
+	Seq                           uint32
 }
 
 type meterKey struct {
@@ -99,7 +100,7 @@ func (m *Meters) Sync(seid uint64, urrs session.RuleSet[uint32, session.URR], sl
 	var final []Usage
 	mine := m.sessions[seid]
 	for _, mt := range mine {
-		if !urrs.Has(mt.urr.ID) {
+		if !urrs.Has(mt.URR.ID) {
 			final = append(final, m.end(seid, mt, now))
 		}
 	}
@@ -112,18 +113,18 @@ func (m *Meters) Sync(seid uint64, urrs session.RuleSet[uint32, session.URR], sl
 		k := meterKey{seid, id}
 		mt, ok := find(mine, id)
 		if !ok {
-			mt = &meter{slot: slots[id], since: now, quotaSince: now}
-			mt.base, _ = m.dp.Usage(mt.slot) // zero: the slot was reset for it
-			m.bySlot[mt.slot] = k
+			mt = &meter{Slot: slots[id], Since: now, QuotaSince: now}
+			mt.Base, _ = m.dp.Usage(mt.Slot) // zero: the slot was reset for it
+			m.bySlot[mt.Slot] = k
 		}
-		if !ok || u.Grant != mt.urr.Grant { // a new grant, even of the same size
-			mt.volQuotaSpent = false
-			mt.quotaSince, mt.timeQuotaSpent = now, false
+		if !ok || u.Grant != mt.URR.Grant { // a new grant, even of the same size
+			mt.VolQuotaSpent = false
+			mt.QuotaSince, mt.TimeQuotaSpent = now, false
 		}
-		if u.Period != mt.urr.Period || !ok {
-			mt.nextPeriodic = now.Add(time.Duration(u.Period) * time.Second)
+		if u.Period != mt.URR.Period || !ok {
+			mt.NextPeriodic = now.Add(time.Duration(u.Period) * time.Second)
 		}
-		mt.urr = u
+		mt.URR = u
 		if u.Triggers&watchedTriggers != 0 {
 			m.watched[k] = mt
 		} else {
@@ -137,7 +138,7 @@ func (m *Meters) Sync(seid uint64, urrs session.RuleSet[uint32, session.URR], sl
 
 // find is the meter of URR id among a session's meters.
 func find(mine []*meter, id uint32) (*meter, bool) {
-	i, ok := slices.BinarySearchFunc(mine, id, func(mt *meter, id uint32) int { return cmp.Compare(mt.urr.ID, id) })
+	i, ok := slices.BinarySearchFunc(mine, id, func(mt *meter, id uint32) int { return cmp.Compare(mt.URR.ID, id) })
 	if !ok {
 		return nil, false
 	}
@@ -176,10 +177,10 @@ func (m *Meters) QuotaSpent(slot uint32, now time.Time) (seid uint64, u Usage, o
 		return 0, Usage{}, false
 	}
 	mt, _ := find(m.sessions[k.seid], k.urr)
-	if mt.volQuotaSpent || mt.urr.Triggers&session.RepVolQuota == 0 {
+	if mt.VolQuotaSpent || mt.URR.Triggers&session.RepVolQuota == 0 {
 		return 0, Usage{}, false
 	}
-	mt.volQuotaSpent = true
+	mt.VolQuotaSpent = true
 	return k.seid, m.take(k, mt, TrigVolQuota, now), true
 }
 
@@ -200,24 +201,24 @@ func (m *Meters) Due(now time.Time) map[uint64][]Usage {
 
 // fired is what triggers of mt are due at now.
 func (m *Meters) fired(mt *meter, now time.Time) Trigger {
-	u, on := mt.urr, mt.urr.Triggers
+	u, on := mt.URR, mt.URR.Triggers
 	var t Trigger
-	if on&session.RepPeriodic != 0 && u.Period > 0 && !now.Before(mt.nextPeriodic) {
+	if on&session.RepPeriodic != 0 && u.Period > 0 && !now.Before(mt.NextPeriodic) {
 		t |= TrigPeriodic
-		for !now.Before(mt.nextPeriodic) {
-			mt.nextPeriodic = mt.nextPeriodic.Add(time.Duration(u.Period) * time.Second)
+		for !now.Before(mt.NextPeriodic) {
+			mt.NextPeriodic = mt.NextPeriodic.Add(time.Duration(u.Period) * time.Second)
 		}
 	}
-	if on&session.RepTimeThreshold != 0 && u.TimeThreshold > 0 && now.Sub(mt.since) >= time.Duration(u.TimeThreshold)*time.Second {
+	if on&session.RepTimeThreshold != 0 && u.TimeThreshold > 0 && now.Sub(mt.Since) >= time.Duration(u.TimeThreshold)*time.Second {
 		t |= TrigTimeThreshold
 	}
-	if on&session.RepTimeQuota != 0 && u.TimeQuota > 0 && !mt.timeQuotaSpent &&
-		now.Sub(mt.quotaSince) >= time.Duration(u.TimeQuota)*time.Second {
+	if on&session.RepTimeQuota != 0 && u.TimeQuota > 0 && !mt.TimeQuotaSpent &&
+		now.Sub(mt.QuotaSince) >= time.Duration(u.TimeQuota)*time.Second {
 		t |= TrigTimeQuota
-		mt.timeQuotaSpent = true
+		mt.TimeQuotaSpent = true
 	}
 	if on&session.RepVolThreshold != 0 && u.VolThreshold != nil {
-		if c, err := m.dp.Usage(mt.slot); err == nil && reached(u.VolThreshold, delta(c, mt.base)) {
+		if c, err := m.dp.Usage(mt.Slot); err == nil && reached(u.VolThreshold, delta(c, mt.Base)) {
 			t |= TrigVolThreshold
 		}
 	}
@@ -233,23 +234,23 @@ func reached(th *session.Volume, used datapath.Usage) bool {
 // take makes a report of what mt measured since its last one and starts
 // the next measurement.
 func (m *Meters) take(k meterKey, mt *meter, t Trigger, now time.Time) Usage {
-	c, err := m.dp.Usage(mt.slot)
+	c, err := m.dp.Usage(mt.Slot)
 	if err != nil {
-		c = mt.base // reports nothing now; the next report catches up
+		c = mt.Base // reports nothing now; the next report catches up
 	}
-	u := Usage{URRID: k.urr, Seq: mt.seq, Trigger: t, Start: mt.since, End: now, Volume: delta(c, mt.base), Method: mt.urr.Method}
-	mt.seq++
-	mt.base, mt.since = c, now
+	u := Usage{URRID: k.urr, Seq: mt.Seq, Trigger: t, Start: mt.Since, End: now, Volume: delta(c, mt.Base), Method: mt.URR.Method}
+	mt.Seq++
+	mt.Base, mt.Since = c, now
 	return u
 }
 
 // end gives a meter's final report (TERMR) and drops it from the slot and
 // watch indexes; the caller drops it from its session.
 func (m *Meters) end(seid uint64, mt *meter, now time.Time) Usage {
-	k := meterKey{seid, mt.urr.ID}
+	k := meterKey{seid, mt.URR.ID}
 	u := m.take(k, mt, TrigTermination, now)
-	if m.bySlot[mt.slot] == k {
-		delete(m.bySlot, mt.slot)
+	if m.bySlot[mt.Slot] == k {
+		delete(m.bySlot, mt.Slot)
 	}
 	delete(m.watched, k)
 	return u

@@ -23,35 +23,36 @@ type Interfaces struct {
 }
 
 // image is a session as installed: its entries and the slots they use.
+// Its fields are exported for Save, which writes it as it is.
 type image struct {
-	session  uint32
-	fars     table[uint32, farSlot] // by FAR ID
-	qers     table[uint32, qerSlot]
-	urrs     table[uint32, urrSlot]
-	sdfs     table[datapath.SDF, uint32] // filter -> slot
-	uplink   table[datapath.UplinkKey, datapath.Rules]
-	downlink table[netip.Prefix, datapath.Rules]
+	Session  uint32
+	FARs     table[uint32, farSlot] // by FAR ID
+	QERs     table[uint32, qerSlot]
+	URRs     table[uint32, urrSlot]
+	SDFs     table[datapath.SDF, uint32] // filter -> slot
+	Uplink   table[datapath.UplinkKey, datapath.Rules]
+	Downlink table[netip.Prefix, datapath.Rules]
 }
 
 type farSlot struct {
-	slot uint32
-	far  datapath.FAR
+	Slot uint32
+	FAR  datapath.FAR
 }
 
 type qerSlot struct {
-	slot uint32
-	qer  datapath.QER
+	Slot uint32
+	QER  datapath.QER
 }
 
 type urrSlot struct {
-	slot uint32
-	urr  datapath.URR
-	// grant is the URR's quota grant: a new one, even of the same size,
+	Slot uint32
+	URR  datapath.URR
+	// Grant is the URR's quota grant: a new one, even of the same size,
 	// is written again and starts the count over.
-	grant uint32
-	// spent: the time quota ran out, so the datapath lets nothing
+	Grant uint32
+	// Spent: the time quota ran out, so the datapath lets nothing
 	// through the URR until a new grant.
-	spent bool
+	Spent bool
 }
 
 // compile builds the image of s, taking slots from prev where the value is
@@ -59,10 +60,10 @@ type urrSlot struct {
 // for multi-PDR entries get their slots later, in plan.
 func (c *Compiler) compile(s *session.Session, prev *image) (*image, error) {
 	img := &image{
-		session: uint32(s.SEID),
-		fars:    make(table[uint32, farSlot], 0, s.FARs.Len()),
-		qers:    make(table[uint32, qerSlot], 0, s.QERs.Len()),
-		urrs:    make(table[uint32, urrSlot], 0, s.URRs.Len()),
+		Session: uint32(s.SEID),
+		FARs:    make(table[uint32, farSlot], 0, s.FARs.Len()),
+		QERs:    make(table[uint32, qerSlot], 0, s.QERs.Len()),
+		URRs:    make(table[uint32, urrSlot], 0, s.URRs.Len()),
 	}
 	// Slots are taken in ID order so that a session compiles the same way
 	// every time.
@@ -71,38 +72,38 @@ func (c *Compiler) compile(s *session.Session, prev *image) (*image, error) {
 		if err != nil {
 			return img, err
 		}
-		old := prev.fars.at(id)
-		slot, err := reuse(old.slot, old.far == v && old.slot != 0, c.farSlots, "FAR", id)
+		old := prev.FARs.at(id)
+		slot, err := reuse(old.Slot, old.FAR == v && old.Slot != 0, c.farSlots, "FAR", id)
 		if err != nil {
 			return img, err
 		}
-		img.fars.set(id, farSlot{slot, v})
+		img.FARs.set(id, farSlot{slot, v})
 	}
 	for id, q := range s.QERs.All() {
 		v := datapath.QER{ULClosed: q.GateUL == session.GateClosed, DLClosed: q.GateDL == session.GateClosed,
 			MBRUplink: q.MBRUL, MBRDownlink: q.MBRDL, QFI: q.QFI, RQI: q.RQI}
-		old := prev.qers.at(id)
-		slot, err := reuse(old.slot, old.qer == v && old.slot != 0, c.qerSlots, "QER", id)
+		old := prev.QERs.at(id)
+		slot, err := reuse(old.Slot, old.QER == v && old.Slot != 0, c.qerSlots, "QER", id)
 		if err != nil {
 			return img, err
 		}
-		img.qers.set(id, qerSlot{slot, v})
+		img.QERs.set(id, qerSlot{slot, v})
 	}
 	for id, u := range s.URRs.All() {
 		v := datapath.URR{MBQE: u.MBQE}
 		if q := u.VolQuota; q != nil && q.Total != nil {
 			v.HasQuota, v.Quota = true, *q.Total
 		}
-		old := prev.urrs.at(id)
-		slot, err := reuse(old.slot, old.slot != 0, c.urrSlots, "URR", id)
+		old := prev.URRs.at(id)
+		slot, err := reuse(old.Slot, old.Slot != 0, c.urrSlots, "URR", id)
 		if err != nil {
 			return img, err
 		}
-		spent := old.spent && old.grant == u.Grant
+		spent := old.Spent && old.Grant == u.Grant
 		if spent {
 			v.HasQuota, v.Quota = true, 0
 		}
-		img.urrs.set(id, urrSlot{slot, v, u.Grant, spent})
+		img.URRs.set(id, urrSlot{slot, v, u.Grant, spent})
 	}
 	var ranked table[any, []rankedPDR] // lookup key -> its PDRs
 	for _, p := range s.PDRs.All() {
@@ -111,12 +112,12 @@ func (c *Compiler) compile(s *session.Session, prev *image) (*image, error) {
 		}
 	}
 	for _, e := range ranked {
-		key, list := e.key, e.val
+		key, list := e.Key, e.Val
 		slices.SortStableFunc(list, func(a, b rankedPDR) int {
 			return cmp.Or(cmp.Compare(a.precedence, b.precedence), cmp.Compare(a.pdr.ID, b.pdr.ID))
 		})
 		// Exactly as many as there are: the image keeps them.
-		r := datapath.Rules{Session: img.session, PDRs: make([]datapath.PDR, len(list))}
+		r := datapath.Rules{Session: img.Session, PDRs: make([]datapath.PDR, len(list))}
 		for i, x := range list {
 			r.PDRs[i] = x.pdr
 		}
@@ -126,9 +127,9 @@ func (c *Compiler) compile(s *session.Session, prev *image) (*image, error) {
 		}
 		switch k := key.(type) {
 		case datapath.UplinkKey:
-			img.uplink.set(k, r)
+			img.Uplink.set(k, r)
 		case netip.Prefix:
-			img.downlink.set(k, r)
+			img.Downlink.set(k, r)
 		}
 	}
 	return img, nil

@@ -42,7 +42,7 @@ func (c *Compiler) addPDR(img, prev *image, p session.PDR, ranked *table[any, []
 
 // pdrBase is the datapath PDR without its filter.
 func (c *Compiler) pdrBase(img *image, p session.PDR) (datapath.PDR, error) {
-	e := datapath.PDR{ID: p.ID, Src: datapath.SrcIface(p.PDI.Source), QFI: p.PDI.QFI, FARID: img.fars.at(p.FARID).slot}
+	e := datapath.PDR{ID: p.ID, Src: datapath.SrcIface(p.PDI.Source), QFI: p.PDI.QFI, FARID: img.FARs.at(p.FARID).Slot}
 	if p.OHR != nil {
 		e.OHR = map[uint8]datapath.OHR{0: datapath.OHRGTPUv4, 1: datapath.OHRGTPUv6, 6: datapath.OHRGTPUIP}[*p.OHR]
 	}
@@ -51,14 +51,14 @@ func (c *Compiler) pdrBase(img *image, p session.PDR) (datapath.PDR, error) {
 			Msg: fmt.Sprintf("PDR %d has %d QERs: the datapath applies at most %d", p.ID, len(p.QERIDs), len(e.QERIDs))}
 	}
 	for i, q := range p.QERIDs {
-		e.QERIDs[i] = img.qers.at(q).slot
+		e.QERIDs[i] = img.QERs.at(q).Slot
 	}
 	if len(p.URRIDs) > len(e.URRIDs) {
 		return e, &session.Error{Cause: session.CauseRuleFailure, IE: session.IEURRID,
 			Msg: fmt.Sprintf("PDR %d has %d URRs: the datapath counts at most %d", p.ID, len(p.URRIDs), len(e.URRIDs))}
 	}
 	for i, u := range p.URRIDs {
-		e.URRIDs[i] = img.urrs.at(u).slot
+		e.URRIDs[i] = img.URRs.at(u).Slot
 	}
 	return e, nil
 }
@@ -174,15 +174,15 @@ func portsOrAny(p []session.PortRange) []datapath.PortRange {
 }
 
 func (c *Compiler) sdfSlot(img, prev *image, f datapath.SDF) (uint32, error) {
-	if slot, ok := img.sdfs.get(f); ok {
+	if slot, ok := img.SDFs.get(f); ok {
 		return slot, nil
 	}
-	slot, ok := prev.sdfs.get(f)
+	slot, ok := prev.SDFs.get(f)
 	if !ok {
 		if slot, ok = c.sdfSlots.get(); !ok {
 			return 0, &session.Error{Cause: session.CauseNoResources, IE: session.IESDFFilter, Msg: "the datapath's SDF table is full"}
 		}
 	}
-	img.sdfs.set(f, slot)
+	img.SDFs.set(f, slot)
 	return slot, nil
 }

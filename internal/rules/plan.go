@@ -83,10 +83,10 @@ func (p *Plan) trackNew(c *Compiler, prev, img *image) {
 		prev, next []uint32
 		pool       *slots
 	}{
-		{slotsOf(prev.fars), slotsOf(img.fars), c.farSlots},
-		{slotsOf(prev.qers), slotsOf(img.qers), c.qerSlots},
-		{slotsOf(prev.urrs), slotsOf(img.urrs), c.urrSlots},
-		{sdfSlots(prev.sdfs), sdfSlots(img.sdfs), c.sdfSlots},
+		{slotsOf(prev.FARs), slotsOf(img.FARs), c.farSlots},
+		{slotsOf(prev.QERs), slotsOf(img.QERs), c.qerSlots},
+		{slotsOf(prev.URRs), slotsOf(img.URRs), c.urrSlots},
+		{sdfSlots(prev.SDFs), sdfSlots(img.SDFs), c.sdfSlots},
 	} {
 		for _, s := range k.next {
 			if !slices.Contains(k.prev, s) {
@@ -102,7 +102,7 @@ type slotted interface{ slotOf() uint32 }
 func slotsOf[V slotted](t table[uint32, V]) []uint32 {
 	out := make([]uint32, len(t))
 	for i, e := range t {
-		out[i] = e.val.slotOf()
+		out[i] = e.Val.slotOf()
 	}
 	return out
 }
@@ -110,43 +110,43 @@ func slotsOf[V slotted](t table[uint32, V]) []uint32 {
 func sdfSlots(t table[datapath.SDF, uint32]) []uint32 {
 	out := make([]uint32, len(t))
 	for i, e := range t {
-		out[i] = e.val
+		out[i] = e.Val
 	}
 	return out
 }
 
-func (f farSlot) slotOf() uint32 { return f.slot }
-func (q qerSlot) slotOf() uint32 { return q.slot }
-func (u urrSlot) slotOf() uint32 { return u.slot }
+func (f farSlot) slotOf() uint32 { return f.Slot }
+func (q qerSlot) slotOf() uint32 { return q.Slot }
+func (u urrSlot) slotOf() uint32 { return u.Slot }
 
 // diff writes the ops from prev to next: new and changed slots, lookup
 // entries that changed, entries that went, slots no longer used.
 func (c *Compiler) diff(p *Plan, prev, next *image) error {
-	sess := next.session
+	sess := next.Session
 	if next == empty {
-		sess = prev.session
+		sess = prev.Session
 	}
-	for _, f := range next.fars {
-		if old, ok := prev.fars.get(f.key); !ok || old != f.val {
-			p.Ops = append(p.Ops, datapath.PutFAR{ID: f.val.slot, FAR: f.val.far, Session: sess})
+	for _, f := range next.FARs {
+		if old, ok := prev.FARs.get(f.Key); !ok || old != f.Val {
+			p.Ops = append(p.Ops, datapath.PutFAR{ID: f.Val.Slot, FAR: f.Val.FAR, Session: sess})
 		}
 	}
-	for _, q := range next.qers {
-		if old, ok := prev.qers.get(q.key); !ok || old != q.val {
-			p.Ops = append(p.Ops, datapath.PutQER{ID: q.val.slot, QER: q.val.qer, Session: sess})
+	for _, q := range next.QERs {
+		if old, ok := prev.QERs.get(q.Key); !ok || old != q.Val {
+			p.Ops = append(p.Ops, datapath.PutQER{ID: q.Val.Slot, QER: q.Val.QER, Session: sess})
 		}
 	}
-	for _, u := range next.urrs {
-		if old, ok := prev.urrs.get(u.key); !ok || old != u.val {
-			p.Ops = append(p.Ops, datapath.PutURR{ID: u.val.slot, URR: u.val.urr, Reset: !ok, Session: sess})
+	for _, u := range next.URRs {
+		if old, ok := prev.URRs.get(u.Key); !ok || old != u.Val {
+			p.Ops = append(p.Ops, datapath.PutURR{ID: u.Val.Slot, URR: u.Val.URR, Reset: !ok, Session: sess})
 		}
 	}
-	if err := diffLookups(c, p, prev.uplink, next.uplink,
+	if err := diffLookups(c, p, prev.Uplink, next.Uplink,
 		func(k datapath.UplinkKey, r datapath.Rules) datapath.Op { return datapath.PutUplink{Key: k, Rules: r} },
 		func(k datapath.UplinkKey) datapath.Op { return datapath.DelUplink{Key: k} }); err != nil {
 		return err
 	}
-	if err := diffLookups(c, p, prev.downlink, next.downlink,
+	if err := diffLookups(c, p, prev.Downlink, next.Downlink,
 		func(k netip.Prefix, r datapath.Rules) datapath.Op { return datapath.PutDownlink{UE: k, Rules: r} },
 		func(k netip.Prefix) datapath.Op { return datapath.DelDownlink{UE: k} }); err != nil {
 		return err
@@ -159,10 +159,10 @@ func (c *Compiler) diff(p *Plan, prev, next *image) error {
 			}
 		}
 	}
-	free(datapath.SlotFAR, c.farSlots, slotsOf(prev.fars), slotsOf(next.fars))
-	free(datapath.SlotQER, c.qerSlots, slotsOf(prev.qers), slotsOf(next.qers))
-	free(datapath.SlotURR, c.urrSlots, slotsOf(prev.urrs), slotsOf(next.urrs))
-	free(datapath.SlotSDF, c.sdfSlots, sdfSlots(prev.sdfs), sdfSlots(next.sdfs))
+	free(datapath.SlotFAR, c.farSlots, slotsOf(prev.FARs), slotsOf(next.FARs))
+	free(datapath.SlotQER, c.qerSlots, slotsOf(prev.QERs), slotsOf(next.QERs))
+	free(datapath.SlotURR, c.urrSlots, slotsOf(prev.URRs), slotsOf(next.URRs))
+	free(datapath.SlotSDF, c.sdfSlots, sdfSlots(prev.SDFs), sdfSlots(next.SDFs))
 	return nil
 }
 
@@ -172,7 +172,7 @@ func (c *Compiler) diff(p *Plan, prev, next *image) error {
 func diffLookups[K comparable](c *Compiler, p *Plan, prev, next table[K, datapath.Rules],
 	put func(K, datapath.Rules) datapath.Op, del func(K) datapath.Op) error {
 	for _, e := range next {
-		k, r := e.key, e.val
+		k, r := e.Key, e.Val
 		old, had := prev.get(k)
 		if had && sameRules(old, r) {
 			if l, ok := c.lists[k]; ok {
@@ -197,14 +197,14 @@ func diffLookups[K comparable](c *Compiler, p *Plan, prev, next table[K, datapat
 		}
 	}
 	for _, e := range prev {
-		if _, kept := next.get(e.key); !kept {
-			p.Ops = append(p.Ops, del(e.key))
-			p.Undo = append(p.Undo, put(e.key, withList(e.val, c.lists[e.key])))
+		if _, kept := next.get(e.Key); !kept {
+			p.Ops = append(p.Ops, del(e.Key))
+			p.Undo = append(p.Undo, put(e.Key, withList(e.Val, c.lists[e.Key])))
 		}
 	}
 	// A list slot the key held and no longer uses is freed after the switch.
 	for _, e := range prev {
-		if l, ok := c.lists[e.key]; ok && p.lists.at(e.key) != l {
+		if l, ok := c.lists[e.Key]; ok && p.lists.at(e.Key) != l {
 			p.Ops = append(p.Ops, datapath.Free{Slot: datapath.SlotList, ID: l})
 			p.freeSlots = append(p.freeSlots, func() { c.listSlots.put(l) })
 		}
@@ -229,11 +229,11 @@ func (c *Compiler) Commit(p *Plan) {
 	}
 	prev := c.installed[p.SEID]
 	if prev != nil {
-		for _, e := range prev.uplink {
-			delete(c.lists, e.key)
+		for _, e := range prev.Uplink {
+			delete(c.lists, e.Key)
 		}
-		for _, e := range prev.downlink {
-			delete(c.lists, e.key)
+		for _, e := range prev.Downlink {
+			delete(c.lists, e.Key)
 		}
 	}
 	if p.next == nil || p.next == empty {
@@ -242,7 +242,7 @@ func (c *Compiler) Commit(p *Plan) {
 	}
 	c.installed[p.SEID] = p.next
 	for _, e := range p.lists {
-		c.lists[e.key] = e.val
+		c.lists[e.Key] = e.Val
 	}
 }
 
@@ -262,21 +262,21 @@ func (c *Compiler) SpendTimeQuota(seid uint64, urrID uint32) (datapath.Op, bool)
 	if img == nil {
 		return nil, false
 	}
-	u, ok := img.urrs.get(urrID)
-	if !ok || u.spent {
+	u, ok := img.URRs.get(urrID)
+	if !ok || u.Spent {
 		return nil, false
 	}
-	u.spent, u.urr.HasQuota, u.urr.Quota = true, true, 0
-	img.urrs.set(urrID, u)
-	return datapath.PutURR{ID: u.slot, URR: u.urr, Session: img.session}, true
+	u.Spent, u.URR.HasQuota, u.URR.Quota = true, true, 0
+	img.URRs.set(urrID, u)
+	return datapath.PutURR{ID: u.Slot, URR: u.URR, Session: img.Session}, true
 }
 
 // URRSlots is where each URR of an installed session counts.
 func (c *Compiler) URRSlots(seid uint64) map[uint32]uint32 {
 	out := map[uint32]uint32{}
 	if img := c.installed[seid]; img != nil {
-		for _, u := range img.urrs {
-			out[u.key] = u.val.slot
+		for _, u := range img.URRs {
+			out[u.Key] = u.Val.Slot
 		}
 	}
 	return out

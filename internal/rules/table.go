@@ -6,14 +6,14 @@ package rules
 type table[K comparable, V any] []entry[K, V]
 
 type entry[K comparable, V any] struct {
-	key K
-	val V
+	Key K
+	Val V
 }
 
 func (t table[K, V]) get(k K) (V, bool) {
 	for _, e := range t {
-		if e.key == k {
-			return e.val, true
+		if e.Key == k {
+			return e.Val, true
 		}
 	}
 	var zero V
@@ -28,8 +28,8 @@ func (t table[K, V]) at(k K) V {
 
 func (t *table[K, V]) set(k K, v V) {
 	for i := range *t {
-		if (*t)[i].key == k {
-			(*t)[i].val = v
+		if (*t)[i].Key == k {
+			(*t)[i].Val = v
 			return
 		}
 	}

@@ -1,0 +1,95 @@
+package session
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/netip"
+)
+
+// Save and Restore carry the Store across a restart of upfd that keeps the
+// datapath (pinned maps): the sessions, and where allocation goes on.
+
+// savedStore is the Store's own state.
+type savedStore struct {
+	Sessions int
+	NextSEID uint64
+	NextTEID uint32
+	PoolNext map[netip.Prefix]netip.Addr
+}
+
+// savedSession is a session as Save writes it: a RuleSet keeps its rules
+// to itself.
+type savedSession struct {
+	SEID, CPSEID uint64
+	CPAddr       netip.Addr
+	Peer         string
+	PDRs         []PDR
+	FARs         []FAR
+	QERs         []QER
+	URRs         []URR
+	BARs         []BAR
+}
+
+// Save writes the store's state, then every session.
+func (s *Store) Save(enc *json.Encoder) error {
+	if err := enc.Encode(savedStore{len(s.sessions), s.nextSEID, s.nextTEID, s.poolNext}); err != nil {
+		return err
+	}
+	for _, x := range s.sessions {
+		v := savedSession{SEID: x.SEID, CPSEID: x.CPSEID, CPAddr: x.CPAddr, Peer: x.Peer,
+			PDRs: x.PDRs.rules, FARs: x.FARs.rules, QERs: x.QERs.rules, URRs: x.URRs.rules, BARs: x.BARs.rules}
+		if err := enc.Encode(v); err != nil {
+			return fmt.Errorf("save session %#x: %w", x.SEID, err)
+		}
+	}
+	return nil
+}
+
+// Restore reads what Save wrote into an empty store: the sessions come
+// back owning their TEIDs, UE addresses and tunnels.
+func (s *Store) Restore(dec *json.Decoder) error {
+	if len(s.sessions) > 0 {
+		return fmt.Errorf("restore into a store with %d sessions", len(s.sessions))
+	}
+	var st savedStore
+	if err := dec.Decode(&st); err != nil {
+		return err
+	}
+	s.nextSEID, s.nextTEID = st.NextSEID, st.NextTEID
+	if st.PoolNext != nil {
+		s.poolNext = st.PoolNext
+	}
+	for range st.Sessions {
+		var v savedSession
+		if err := dec.Decode(&v); err != nil {
+			return fmt.Errorf("restore a session: %w", err)
+		}
+		x := &Session{SEID: v.SEID, CPSEID: v.CPSEID, CPAddr: v.CPAddr, Peer: v.Peer,
+			PDRs: RuleSet[uint16, PDR]{v.PDRs}, FARs: RuleSet[uint32, FAR]{v.FARs},
+			QERs: RuleSet[uint32, QER]{v.QERs}, URRs: RuleSet[uint32, URR]{v.URRs}, BARs: RuleSet[uint8, BAR]{v.BARs}}
+		if _, dup := s.sessions[x.SEID]; dup {
+			return fmt.Errorf("restore: session %#x twice", x.SEID)
+		}
+		s.adopt(x)
+	}
+	return nil
+}
+
+// adopt indexes a session as an establishment would have.
+func (s *Store) adopt(x *Session) {
+	s.sessions[x.SEID] = x
+	s.byCP[cpKey{x.Peer, x.CPSEID}] = x.SEID
+	for _, p := range x.PDRs.All() {
+		if f := p.PDI.FTEID; f != nil {
+			s.teids[f.TEID] = x.SEID
+		}
+		if u := p.PDI.UEIP; u != nil {
+			for _, a := range []netip.Addr{u.V4, u.V6.Masked().Addr()} {
+				if a.IsValid() {
+					s.ues[a] = x.SEID
+				}
+			}
+		}
+	}
+	s.indexTunnels(x, true)
+}

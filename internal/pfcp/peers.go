@@ -109,7 +109,7 @@ func (s *Server) expire(a *association) {
 func (s *Server) sendKept(to netip.AddrPort, kept []sessionUsage) {
 	for _, k := range kept {
 		ies := append([]*ie.IE{ie.NewReportType(0, 0, 1, 0)}, usageIEs(ie.NewUsageReportWithinSessionReportRequest, k.usage)...)
-		s.reportTo(to, k.cpSEID, ies...)
+		s.reportTo(to, k.cpSEID, nil, ies...)
 	}
 }
 
@@ -243,5 +243,5 @@ func (s *Server) errorIndication(r gtpu.Received) {
 		fteid = ie.NewFTEID(0x02, r.TEID, nil, peer.AsSlice(), 0)
 	}
 	s.log.Info("gtpu: error indication", "seid", seid, "peer", peer, "teid", r.TEID)
-	s.report(seid, ie.NewReportType(0, 1, 0, 0), ie.NewErrorIndicationReport(fteid))
+	s.report(seid, nil, ie.NewReportType(0, 1, 0, 0), ie.NewErrorIndicationReport(fteid))
 }

@@ -43,20 +43,21 @@ func volumeMeasurement(v datapath.Usage) *ie.IE {
 		t.Packets, v.Uplink.Packets, v.Downlink.Packets)
 }
 
-// report sends a Session Report Request (§7.5.8) to the session's SMF.
-func (s *Server) report(seid uint64, ies ...*ie.IE) {
+// report sends a Session Report Request (§7.5.8) to the session's SMF;
+// expired, if not nil, runs when it went unanswered.
+func (s *Server) report(seid uint64, expired func(), ies ...*ie.IE) {
 	x, ok := s.store.Get(seid)
 	if !ok {
 		return
 	}
 	if a, ok := s.assocs[x.Peer]; ok {
-		s.reportTo(a.addr, x.CPSEID, ies...)
+		s.reportTo(a.addr, x.CPSEID, expired, ies...)
 	}
 }
 
 // reportTo sends a Session Report Request for the session the SMF at to
 // calls cpSEID.
-func (s *Server) reportTo(to netip.AddrPort, cpSEID uint64, ies ...*ie.IE) {
+func (s *Server) reportTo(to netip.AddrPort, cpSEID uint64, expired func(), ies ...*ie.IE) {
 	s.request(to, func(seq uint32) message.Message {
 		return message.NewSessionReportRequest(0, 0, cpSEID, seq, 0, ies...)
 	}, func(m message.Message) {
@@ -65,16 +66,23 @@ func (s *Server) reportTo(to netip.AddrPort, cpSEID uint64, ies ...*ie.IE) {
 				s.log.Info("pfcp: session report refused", "cp_seid", cpSEID, "cause", c)
 			}
 		}
-	}, nil)
+	}, expired)
 }
 
-// reportUsage sends usage reports of one session (USAR).
+// reportUsage sends usage reports of one session (USAR). Unanswered, they
+// go back into the meters: the next report carries their counts.
 func (s *Server) reportUsage(seid uint64, us []report.Usage) {
 	if len(us) == 0 {
 		return
 	}
+	unanswered := func() {
+		for _, u := range s.meters.Unreport(seid, us) {
+			s.log.Warn("pfcp: usage report unanswered and its URR gone: usage lost", "seid", seid, "urr", u.URRID,
+				"uplink_bytes", u.Volume.Uplink.Bytes, "downlink_bytes", u.Volume.Downlink.Bytes)
+		}
+	}
 	ies := []*ie.IE{ie.NewReportType(0, 0, 1, 0)}
-	s.report(seid, append(ies, usageIEs(ie.NewUsageReportWithinSessionReportRequest, us)...)...)
+	s.report(seid, unanswered, append(ies, usageIEs(ie.NewUsageReportWithinSessionReportRequest, us)...)...)
 }
 
 // reportDue sends the usage reports whose time or volume triggers fired,
@@ -144,7 +152,7 @@ func (s *Server) downlinkData(ev datapath.Event) {
 	if ev.QFI != 0 {
 		info = append(info, ie.NewDownlinkDataServiceInformation(false, true, 0, ev.QFI))
 	}
-	s.report(seid, ie.NewReportType(0, 0, 0, 1), ie.NewDownlinkDataReport(info...))
+	s.report(seid, nil, ie.NewReportType(0, 0, 0, 1), ie.NewDownlinkDataReport(info...))
 }
 
 // afterBuffering ends or keeps a session's buffering after a change: the

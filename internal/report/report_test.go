@@ -53,6 +53,29 @@ func TestReportsCountSinceTheLastReport(t *testing.T) {
 	}
 }
 
+// A report the SMF never answered is put back: the next one carries its
+// counts, with its sequence number and start, as if it had not been made.
+func TestUnansweredReportCountsAgain(t *testing.T) {
+	c := counters{}
+	m := NewMeters(c)
+	m.Sync(1, urrs(session.URR{ID: 7, Method: session.MeasVolume}), map[uint32]uint32{7: 3}, t0)
+	c.add(3, 100, 200)
+	lostReport := m.Report(1, []uint32{7}, TrigImmediate, t0.Add(time.Second))
+	c.add(3, 10, 20)
+	if lost := m.Unreport(1, lostReport); lost != nil {
+		t.Fatalf("Unreport lost %+v", lost)
+	}
+	next := m.Report(1, []uint32{7}, TrigImmediate, t0.Add(2*time.Second))
+	if len(next) != 1 || next[0].Volume.Uplink.Bytes != 110 || next[0].Volume.Downlink.Bytes != 220 ||
+		next[0].Volume.Uplink.Packets != 2 || next[0].Seq != 0 || !next[0].Start.Equal(t0) {
+		t.Fatalf("report after an unanswered one: %+v", next)
+	}
+	m.Close(1, t0.Add(3*time.Second))
+	if lost := m.Unreport(1, next); len(lost) != 1 {
+		t.Errorf("Unreport of a closed session's URR: lost %+v, want the report back", lost)
+	}
+}
+
 func TestRemovedURRGivesItsFinalReport(t *testing.T) {
 	c := counters{}
 	m := NewMeters(c)

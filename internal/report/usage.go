@@ -244,6 +244,25 @@ func (m *Meters) take(k meterKey, mt *meter, t Trigger, now time.Time) Usage {
 	return u
 }
 
+// Unreport puts back reports that never reached the SMF (unanswered
+// after every retransmission): what they carried counts toward the URR's
+// next report, so that nothing counted is lost. It returns the reports of
+// URRs gone meanwhile, whose counts it cannot put anywhere.
+func (m *Meters) Unreport(seid uint64, us []Usage) (lost []Usage) {
+	for _, u := range us {
+		mt, ok := find(m.sessions[seid], u.URRID)
+		if !ok {
+			lost = append(lost, u)
+			continue
+		}
+		mt.Base = delta(mt.Base, u.Volume)
+		if mt.Seq == u.Seq+1 { // no report since: this one never was
+			mt.Seq, mt.Since = u.Seq, u.Start
+		}
+	}
+	return lost
+}
+
 // end gives a meter's final report (TERMR) and drops it from the slot and
 // watch indexes; the caller drops it from its session.
 func (m *Meters) end(seid uint64, mt *meter, now time.Time) Usage {

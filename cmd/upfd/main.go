@@ -1,20 +1,26 @@
 // Command upfd is the Sluice user plane function: XDP fast path, PFCP on N4.
 //
-//	upfd [--config FILE]          run
-//	upfd check [--config FILE]    validate the configuration and exit
-//	upfd version                  print the version and exit
+//	upfd [flags]          run
+//	upfd check [flags]    check the configuration and this host for it, then exit
+//	upfd version          print the version and exit
+//
+// The configuration is the defaults, then a YAML file (--config FILE or
+// UPFD_CONFIG), then UPFD_ variables, then flags, each over the one before
+// (internal/config; upfd --help lists every flag).
 package main
 
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/netip"
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -36,30 +42,20 @@ func main() {
 	if check {
 		args = args[1:]
 	}
-	fs := flag.NewFlagSet("upfd", flag.ExitOnError)
-	path := fs.String("config", "", "configuration file (YAML); without one, the lab's defaults")
-	level := fs.String("log-level", "info", "debug, info, warn or error")
-	fs.Parse(args)
-	if fs.NArg() > 0 {
-		fmt.Fprintf(os.Stderr, "upfd: unexpected %q: upfd [--config FILE], upfd check [--config FILE] or upfd version\n", fs.Arg(0))
-		os.Exit(2)
-	}
-
-	cfg, err := load(*path)
-	if err != nil {
+	cfg, err := load(args, os.Environ())
+	switch {
+	case errors.Is(err, config.ErrHelp):
+		usage(os.Stdout)
+		return
+	case err != nil:
 		fmt.Fprintln(os.Stderr, "upfd:", err)
 		os.Exit(2)
-	}
-	if check {
-		fmt.Println("upfd: configuration is valid")
+	case check:
+		fmt.Printf("upfd: configuration is valid (%s)\n", sources(cfg))
 		return
 	}
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
-		fmt.Fprintf(os.Stderr, "upfd: --log-level %q: want debug, info, warn or error\n", *level)
-		os.Exit(2)
-	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
+	log := newLogger(cfg.Log)
+	log.Info("upfd: configuration read", "from", sources(cfg))
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	if err := run(ctx, cfg, log); err != nil {
@@ -68,38 +64,78 @@ func main() {
 	}
 }
 
-func load(path string) (*config.Config, error) {
-	if path == "" {
-		return config.Default(), nil
+// load reads the configuration from the defaults, the file, the UPFD_
+// variables of env and the flags of args, then checks it against this
+// host (devices, addresses and ports, the BPF file system), so that upfd
+// and upfd check refuse the same.
+func load(args, env []string) (*config.Config, error) {
+	cfg, rest, err := config.Load(args, env)
+	if err != nil {
+		return nil, err
 	}
-	return config.Load(path)
+	if len(rest) > 0 {
+		return nil, fmt.Errorf("unexpected %q; write upfd [flags], upfd check [flags] or upfd version (upfd --help lists the flags)", rest[0])
+	}
+	if err := cfg.CheckHost(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// usage is upfd --help.
+func usage(w io.Writer) {
+	fmt.Fprint(w, `Usage:
+  upfd [flags]          run: attach the datapath, serve N4 on pfcp.listen; SIGTERM stops it
+  upfd check [flags]    check the configuration, and this host for it, then exit (status 2 on a problem)
+  upfd version          print the version and exit
+
+Every key of the configuration file is also a flag (--pfcp.t1) and an environment
+variable (UPFD_PFCP_T1), whose value is written as in the file: lists as [a, b] or a,b;
+interfaces and dnns as YAML, [{name: n3, ...}, ...]. Flags win over variables, variables
+over the file, the file over the defaults shown here. docs/configuration.md is the reference.
+
+Flags:
+`)
+	config.Usage(w)
+}
+
+// sources says where the configuration came from, for the log: the file,
+// the variables and flags (never their values, which may be secret).
+func sources(cfg *config.Config) string {
+	if list := cfg.Sources(); len(list) > 0 {
+		return strings.Join(list, ", ")
+	}
+	return "the defaults"
+}
+
+// newLogger logs to standard error at the level and in the format of l.
+func newLogger(l config.Log) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: l.SlogLevel()}
+	if l.Format == config.FormatJSON {
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts))
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, opts))
 }
 
 // run wires the datapath, the session store, the rule compiler and the
-// PFCP server, serves until ctx ends, then takes the programs off.
+// PFCP server, serves until ctx ends, then takes the programs off, or,
+// with pinning, leaves them forwarding and saves N4's state for the next
+// process.
 func run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
-	var ifaces []datapath.Interface
-	var access, core, endpoints []netip.Addr
-	for _, i := range cfg.Interfaces {
-		role := map[string]datapath.Role{config.RoleN3: datapath.N3, config.RoleN6: datapath.N6, config.RoleN9: datapath.N9}[i.Role]
-		ifaces = append(ifaces, datapath.Interface{Name: i.Name, Role: role})
-		switch i.Role {
-		case config.RoleN3:
-			access = append(access, i.Address)
-		case config.RoleN9:
-			core = append(core, i.Address)
-		}
-	}
-	endpoints = append(append(endpoints, access...), core...)
-	d, err := datapath.Load(datapath.Options{Interfaces: ifaces, GTPUAddrs: endpoints, MaxSessions: cfg.MaxSessions})
+	ifaces, access, core := interfaces(cfg)
+	endpoints := append(slices.Clone(access), core...)
+	opts := datapath.Options{Interfaces: ifaces, GTPUAddrs: endpoints, MaxSessions: cfg.MaxSessions, PinPath: cfg.PinPath}
+	d, saved, err := loadDatapath(opts, cfg.StateFile, log)
 	if err != nil {
 		return err
 	}
-	defer d.Close()
-	if err := d.Attach(datapath.XDPMode(cfg.XDPMode)); err != nil {
+	defer func() { d.Close() }()
+	mode, err := attach(d, cfg.XDPMode, log)
+	if err != nil {
 		return err
 	}
-	log.Info("upfd: datapath attached", "interfaces", len(ifaces), "mode", cfg.XDPMode, "max_sessions", cfg.MaxSessions)
+	log.Info("upfd: datapath attached", "interfaces", len(ifaces), "mode", mode, "max_sessions", cfg.MaxSessions,
+		"pinned", cfg.PinPath != "", "taken_over", saved != nil)
 
 	pools := map[string][]netip.Prefix{}
 	for i, dnn := range cfg.DNNs {
@@ -123,18 +159,81 @@ func run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		Associate: cfg.PFCP.Associate,
 		GTPU:      gtp, EchoInterval: cfg.GTPU.EchoInterval, EchoRetries: cfg.GTPU.EchoRetries,
 		BufferPackets: cfg.Buffer.PacketsPerSession, BufferTotal: cfg.Buffer.TotalPackets,
-		FinalReports: true,
+		// Pinned, the sessions outlive the process: nothing is final.
+		FinalReports: cfg.PinPath == "",
 	}, store, compiler, d, log)
 	if err != nil {
 		return err
 	}
-	log.Info("upfd: serving N4", "listen", cfg.PFCP.Listen, "node_id", cfg.NodeID)
+	if saved != nil {
+		if err := saved.restore(srv); err != nil {
+			return err // the file is gone: the next start begins afresh
+		}
+	}
+	log.Info("upfd: serving N4", "listen", cfg.PFCP.Listen, "node_id", cfg.NodeID, "sessions", store.Len())
 	err = srv.Serve(ctx)
 	log.Info("upfd: stopping")
+	if cfg.PinPath != "" {
+		if err := saveState(cfg.StateFile, d, srv); err != nil {
+			return err
+		}
+		log.Info("upfd: state saved; the pinned datapath forwards on", "sessions", store.Len(), "state_file", cfg.StateFile)
+	}
 	if errors.Is(err, context.Canceled) {
 		return nil
 	}
 	return err
+}
+
+// interfaces are the datapath's devices and the GTP-U addresses toward
+// the access (N3) and the core (N9).
+func interfaces(cfg *config.Config) (ifaces []datapath.Interface, access, core []netip.Addr) {
+	for _, i := range cfg.Interfaces {
+		role := map[string]datapath.Role{config.RoleN3: datapath.N3, config.RoleN6: datapath.N6, config.RoleN9: datapath.N9}[i.Role]
+		ifaces = append(ifaces, datapath.Interface{Name: i.Name, Role: role})
+		switch i.Role {
+		case config.RoleN3:
+			access = append(access, i.Address)
+		case config.RoleN9:
+			core = append(core, i.Address)
+		}
+	}
+	return ifaces, access, core
+}
+
+// loadDatapath loads the datapath. Maps pinned by an earlier process come
+// with the state it saved for them; maps pinned without one hold sessions
+// nobody knows any more, so they are removed and the datapath starts
+// afresh, as a restarted UPF (the SMFs see a new Recovery Time Stamp).
+func loadDatapath(opts datapath.Options, stateFile string, log *slog.Logger) (*datapath.Datapath, *savedState, error) {
+	d, err := datapath.Load(opts)
+	if err != nil || !d.Reused() {
+		return d, nil, err
+	}
+	saved, err := openState(stateFile, d)
+	if err == nil {
+		return d, saved, nil
+	}
+	log.Warn("upfd: pinned maps without their saved state: removing them and starting afresh", "pin_path", opts.PinPath, "reason", err)
+	if err := errors.Join(d.Unpin(), d.Close()); err != nil {
+		return nil, nil, err
+	}
+	d, err = datapath.Load(opts)
+	return d, nil, err
+}
+
+// attach attaches in the configured mode; auto is native where the driver
+// has it, generic elsewhere.
+func attach(d *datapath.Datapath, mode string, log *slog.Logger) (string, error) {
+	if mode != config.XDPAuto {
+		return mode, d.Attach(datapath.XDPMode(mode))
+	}
+	err := d.Attach(datapath.Native)
+	if err == nil {
+		return config.XDPNative, nil
+	}
+	log.Warn("upfd: native XDP failed; attaching in generic mode (slower)", "err", err)
+	return config.XDPGeneric, d.Attach(datapath.Generic)
 }
 
 // version is the module version and VCS revision the binary was built

@@ -1,22 +1,36 @@
-// Package config reads upfd's YAML configuration file.
+// Package config reads upfd's configuration: defaults, then a YAML file,
+// then environment variables, then command-line flags, each over the one
+// before (Load).
 //
 // Absent keys take the defaults of Default, which match the project's lab.
 // A key that holds a list (interfaces, dnns, pfcp.peers, pfcp.associate)
-// replaces the default list entirely. Every error names the file, the line and the key,
-// and says what to write instead, in one line:
+// replaces the default list entirely. Every key that holds a value or a
+// list can also be set by an environment variable (UPFD_PFCP_T1) and a
+// flag (--pfcp.t1), whose value is the key's value as the file would have it.
+//
+// Every error names where the value came from, the key, and says what to
+// write instead, in one line:
 //
 //	upfd.yaml:7: interfaces[1].role: "n4" is not a role; want n3, n6 or n9
+//	env UPFD_PFCP_T1: "3" has no unit; write it with one, e.g. 3s or 3ms
+//	flag --interfaces: interfaces[1].role: "n4" is not a role; want n3, n6 or n9
 //
 // A key the file leaves out has no line (upfd.yaml: key: ...), and a YAML
 // syntax error has no key. Anchors may be set but aliases and merge keys
-// are refused, as are unknown keys and a second document.
+// are refused, as are unknown keys, unknown UPFD_ variables, unknown flags
+// and a second document.
 //
-// When a file has several problems, the first is reported: YAML syntax
-// first, then keys, types and values in file order, then the rules that
-// relate values to each other (Validate), again in file order.
+// When there are several problems, the first is reported: flags and
+// variables that name no key, then YAML syntax, keys, types and values in
+// file order, then those of the variables and the flags, then the rules
+// that relate values to each other (Validate), in the same order. The
+// checks that need the running host (devices, addresses, ports, the BPF
+// file system) are apart, in CheckHost, so that a file can be checked
+// anywhere.
 package config
 
 import (
+	"log/slog"
 	"net/netip"
 	"time"
 
@@ -32,16 +46,27 @@ type Config struct {
 	DNNs        []DNN       // dnns: at least one, pools disjoint across all of them
 	TEIDRange   TEIDRange   // teid_range: "FIRST-LAST", hex (0x...) or decimal
 	MaxSessions int         // max_sessions: 1 to MaxSessionsLimit
-	Buffer      Buffer      // buffer
-	XDPMode     string      // xdp_mode: "native" or "generic"
+	// MaxPDRsPerSession is the most PDRs one session may have
+	// (max_pdrs_per_session: 1 to MaxPDRsLimit).
+	MaxPDRsPerSession int
+	Buffer            Buffer // buffer
+	XDPMode           string // xdp_mode: XDPNative, XDPGeneric or XDPAuto
 	// PinPath is the bpffs directory where upfd pins its maps and links, so
 	// that forwarding outlives a restart (pin_path: under BPFFS; "" pins
 	// nothing, and the datapath goes when upfd does).
 	PinPath string
+	// StateFile is where upfd, pinned, saves what N4 knows when it stops,
+	// for the next upfd to take back (state_file: an absolute path outside
+	// BPFFS; used only with PinPath).
+	StateFile string
+	API       API     // api
+	Metrics   Metrics // metrics
+	Log       Log     // log
 
-	// src locates keys in the file, so that Validate can name their lines.
-	// It is nil for a Config built in code.
-	src *source
+	// origin says where each key was set, so that errors can name the
+	// file and line, the variable or the flag. It is nil for a Config
+	// built in code.
+	origin *origin
 }
 
 // PFCP is the N4 endpoint.
@@ -99,6 +124,43 @@ type Interface struct {
 	Name    string     // interfaces[].name: device name
 	Role    string     // interfaces[].role: "n3", "n6" or "n9"
 	Address netip.Addr // interfaces[].address: GTP-U address (required for n3 and n9, refused for n6)
+	MTU     int        // interfaces[].mtu: 0 keeps the device's; else MinMTU (1280 with IPv6) to MaxMTU
+}
+
+// API is the REST API's server.
+type API struct {
+	// Listen is where it takes HTTP over TCP (api.listen); the zero
+	// AddrPort, written "", serves no API.
+	Listen netip.AddrPort
+	// Token is the bearer token that requests which change something must
+	// carry (api.token); "" makes the API read-only.
+	Token string
+}
+
+// Metrics is the Prometheus server.
+type Metrics struct {
+	// Listen is where /metrics is served over TCP (metrics.listen); the zero
+	// AddrPort, written "", serves none.
+	Listen netip.AddrPort
+}
+
+// Log is what upfd logs and how.
+type Log struct {
+	Level  string // log.level: LevelDebug, LevelInfo, LevelWarn or LevelError
+	Format string // log.format: FormatText or FormatJSON
+}
+
+// SlogLevel is Level for log/slog; a level Validate refuses is Info.
+func (l Log) SlogLevel() slog.Level {
+	switch l.Level {
+	case LevelDebug:
+		return slog.LevelDebug
+	case LevelWarn:
+		return slog.LevelWarn
+	case LevelError:
+		return slog.LevelError
+	}
+	return slog.LevelInfo
 }
 
 // DNN is a data network and the UE addresses that belong to it.
@@ -119,8 +181,19 @@ const (
 
 // XDP attach modes.
 const (
-	XDPNative  = "native"
-	XDPGeneric = "generic"
+	XDPNative  = "native"  // in the driver
+	XDPGeneric = "generic" // in the kernel's stack, after the driver: any device, slowly
+	XDPAuto    = "auto"    // native, or generic on a device whose driver cannot
+)
+
+// Log levels and formats.
+const (
+	LevelDebug = "debug"
+	LevelInfo  = "info"
+	LevelWarn  = "warn"
+	LevelError = "error"
+	FormatText = "text" // log/slog's key=value lines
+	FormatJSON = "json" // one JSON object a line
 )
 
 // MaxSessionsLimit is the largest max_sessions accepted.
@@ -131,6 +204,28 @@ const DefaultPFCPPort = 8805
 
 // BufferPerSessionLimit is the largest buffer.packets_per_session accepted.
 const BufferPerSessionLimit = 65535
+
+// MaxPDRsLimit is the largest max_pdrs_per_session accepted: the PDRs the
+// datapath holds for one lookup key, one F-TEID or UE address
+// (datapath.MaxPDRs, UPF_MAX_PDRS in bpf/upf_types.h).
+const MaxPDRsLimit = 32
+
+// The MTUs an interface may be given: IPv4's least (RFC 791), IPv6's
+// (RFC 8200 §5), and the most Linux takes (IP_MAX_MTU).
+const (
+	MinMTU     = 68
+	MinMTUIPv6 = 1280
+	MaxMTU     = 65535
+)
+
+// DefaultStateFile is state_file's default, where systemd's StateDirectory=upfd is.
+const DefaultStateFile = "/var/lib/upfd/state.json"
+
+// Default ports of the REST API and of Prometheus metrics, as eUPF's.
+const (
+	DefaultAPIPort     = 8080
+	DefaultMetricsPort = 9090
+)
 
 // BPFFS is where the BPF file system is mounted; pin_path lies below it.
 const BPFFS = "/sys/fs/bpf"
@@ -161,28 +256,27 @@ func Default() *Config {
 		DNNs: []DNN{
 			{Name: "internet", Pools: []netip.Prefix{netip.MustParsePrefix("10.45.0.0/16")}},
 		},
-		TEIDRange:   TEIDRange{First: 0x100, Last: 0xffffff},
-		MaxSessions: 100_000,
-		Buffer:      Buffer{PacketsPerSession: 64, TotalPackets: 65_536},
-		XDPMode:     XDPNative,
+		TEIDRange:         TEIDRange{First: 0x100, Last: 0xffffff},
+		MaxSessions:       100_000,
+		MaxPDRsPerSession: MaxPDRsLimit,
+		Buffer:            Buffer{PacketsPerSession: 64, TotalPackets: 65_536},
+		XDPMode:           XDPNative,
+		StateFile:         DefaultStateFile,
+		// Loopback only: the API and the metrics say much about the
+		// network, and the API can change things once given a token.
+		API:     API{Listen: netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), DefaultAPIPort)},
+		Metrics: Metrics{Listen: netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), DefaultMetricsPort)},
+		Log:     Log{Level: LevelInfo, Format: FormatText},
 	}
-}
-
-// Load reads and validates the configuration file at path.
-func Load(path string) (*Config, error) {
-	data, err := yamlfile.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	return Parse(path, data)
 }
 
 // Parse decodes data, the contents of the file called name, over the
-// defaults and validates the result. Errors start with name.
+// defaults and validates the result. Errors start with name. It reads no
+// environment and no flags: Load does.
 func Parse(name string, data []byte) (*Config, error) {
 	c := Default()
-	c.src = yamlfile.NewSource(name)
-	if err := decode(c, data); err != nil {
+	c.origin = &origin{file: yamlfile.NewSource(name)}
+	if err := decode(c, c.origin.file, data); err != nil {
 		return nil, err
 	}
 	if err := c.Validate(); err != nil {
@@ -191,6 +285,7 @@ func Parse(name string, data []byte) (*Config, error) {
 	return c, nil
 }
 
-// source remembers where a parsed Config came from: the file and the line
-// of every key path, e.g. "interfaces[1].role".
+// source remembers where a parsed value came from: the name of the file
+// (or "env UPFD_X", "flag --x") and the line of every key path, e.g.
+// "interfaces[1].role".
 type source = yamlfile.Source

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"net/netip"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"gopkg.in/yaml.v3"
 )
 
 // example is the file docs/configuration.md shows: the lab's, every key set.
@@ -28,17 +31,27 @@ gtpu:
   echo_interval: 60s           # Echo Request to each gNB or UPF in use; 0: none
   echo_retries: 3              # Echo Requests unanswered in a row before the path has failed
 interfaces:
-  - {name: n3, role: n3, address: 198.18.3.2}
+  - {name: n3, role: n3, address: 198.18.3.2, mtu: 0}  # mtu 0: keep the device's
   - {name: n6, role: n6}
 dnns:
   - {name: internet, pools: [10.45.0.0/16]}
 teid_range: 0x100-0xffffff     # local TEIDs upfd may allocate
 max_sessions: 100000
+max_pdrs_per_session: 32       # 32 at most, the datapath's PDRs per F-TEID or UE address
 buffer:
   packets_per_session: 64      # downlink packets held per session, unless its BAR says
   total_packets: 65536         # held for all sessions together
-xdp_mode: native               # native | generic
+xdp_mode: native               # native | generic | auto (native, else generic where the driver cannot)
 pin_path: ""                   # no pinning; /sys/fs/bpf/upfd would keep forwarding across restarts
+state_file: /var/lib/upfd/state.json  # pinned, N4's state waits here for the next upfd
+api:
+  listen: 127.0.0.1:8080       # the REST API; "": none
+  token: ""                    # what requests that change something must carry; "": read-only
+metrics:
+  listen: 127.0.0.1:9090       # Prometheus /metrics; "": none
+log:
+  level: info                  # debug | info | warn | error
+  format: text                 # text | json
 `
 
 // keys is every key a file may set, as errors name them.
@@ -47,17 +60,18 @@ var keys = []string{
 	"pfcp", "pfcp.listen", "pfcp.peers", "pfcp.associate", "pfcp.heartbeat_interval",
 	"pfcp.heartbeat_retries", "pfcp.t1", "pfcp.n1", "pfcp.peer_grace",
 	"gtpu", "gtpu.echo_interval", "gtpu.echo_retries",
-	"interfaces", "interfaces[].name", "interfaces[].role", "interfaces[].address",
+	"interfaces", "interfaces[].name", "interfaces[].role", "interfaces[].address", "interfaces[].mtu",
 	"dnns", "dnns[].name", "dnns[].pools",
-	"teid_range", "max_sessions",
+	"teid_range", "max_sessions", "max_pdrs_per_session",
 	"buffer", "buffer.packets_per_session", "buffer.total_packets",
-	"xdp_mode", "pin_path",
+	"xdp_mode", "pin_path", "state_file",
+	"api", "api.listen", "api.token", "metrics", "metrics.listen", "log", "log.level", "log.format",
 }
 
 // withoutSource drops the key positions so that configs compare by value.
 func withoutSource(c *Config) *Config {
 	copied := *c
-	copied.src = nil
+	copied.origin = nil
 	return &copied
 }
 
@@ -91,10 +105,15 @@ func TestParseExample(t *testing.T) {
 		DNNs: []DNN{
 			{Name: "internet", Pools: []netip.Prefix{netip.MustParsePrefix("10.45.0.0/16")}},
 		},
-		TEIDRange:   TEIDRange{First: 0x100, Last: 0xffffff},
-		MaxSessions: 100000,
-		Buffer:      Buffer{PacketsPerSession: 64, TotalPackets: 65536},
-		XDPMode:     "native",
+		TEIDRange:         TEIDRange{First: 0x100, Last: 0xffffff},
+		MaxSessions:       100000,
+		MaxPDRsPerSession: 32,
+		Buffer:            Buffer{PacketsPerSession: 64, TotalPackets: 65536},
+		XDPMode:           "native",
+		StateFile:         "/var/lib/upfd/state.json",
+		API:               API{Listen: netip.MustParseAddrPort("127.0.0.1:8080")},
+		Metrics:           Metrics{Listen: netip.MustParseAddrPort("127.0.0.1:9090")},
+		Log:               Log{Level: "info", Format: "text"},
 	}
 	if got := mustParse(t, example); !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)
@@ -109,7 +128,7 @@ func TestExampleSetsEveryKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, key := range keys {
-		if path := strings.ReplaceAll(key, "[]", "[0]"); !c.src.Has(path) {
+		if path := strings.ReplaceAll(key, "[]", "[0]"); !c.origin.has(path) {
 			t.Errorf("the example does not set %s", key)
 		}
 	}
@@ -128,6 +147,41 @@ func TestDocumented(t *testing.T) {
 	for _, key := range keys {
 		if !strings.Contains(string(doc), "| `"+key+"` |") {
 			t.Errorf("docs/configuration.md has no row for %s", key)
+		}
+	}
+	for _, s := range settings {
+		if row := "| `" + s.path + "` | `" + s.env() + "` | `" + s.flag() + "`"; !strings.Contains(string(doc), row) {
+			t.Errorf("docs/configuration.md has no row %s |", row)
+		}
+	}
+}
+
+// TestDocumentedFilesParse parses every upfd.yaml that
+// docs/configuration.md shows, and the config of its Helm values, so that
+// no example is refused.
+func TestDocumentedFilesParse(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/configuration.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := strings.Split(string(doc), "```yaml\n")[1:]
+	if len(blocks) < 4 {
+		t.Fatalf("%d YAML examples; want the lab's, its minimum, the host's and the Helm values", len(blocks))
+	}
+	for i, block := range blocks {
+		text, _, _ := strings.Cut(block, "```")
+		var helm struct {
+			Config yaml.Node `yaml:"config"`
+		}
+		if err := yaml.Unmarshal([]byte(text), &helm); err == nil && helm.Config.Kind != 0 {
+			out, err := yaml.Marshal(&helm.Config)
+			if err != nil {
+				t.Fatal(err)
+			}
+			text = string(out)
+		}
+		if _, err := Parse(fmt.Sprintf("example %d", i+1), []byte(text)); err != nil {
+			t.Error(err)
 		}
 	}
 }
@@ -237,6 +291,58 @@ func TestParseKeys(t *testing.T) {
 		text: "pin_path: /sys/fs/bpf/sluice/upf-1\n",
 		want: func(c *Config) { c.PinPath = "/sys/fs/bpf/sluice/upf-1" },
 	}, {
+		name: "xdp mode auto",
+		text: "xdp_mode: auto\n",
+		want: func(c *Config) { c.XDPMode = XDPAuto },
+	}, {
+		name: "max pdrs per session",
+		text: "max_pdrs_per_session: 1\n",
+		want: func(c *Config) { c.MaxPDRsPerSession = 1 },
+	}, {
+		name: "api on every address with a token",
+		text: "api:\n  listen: \"[::]:8081\"\n  token: 9f2c0e51d4\n",
+		want: func(c *Config) {
+			c.API = API{Listen: netip.MustParseAddrPort("[::]:8081"), Token: "9f2c0e51d4"}
+		},
+	}, {
+		name: "api and metrics turned off",
+		text: "api:\n  listen: \"\"\nmetrics:\n  listen:\n",
+		want: func(c *Config) { c.API.Listen, c.Metrics.Listen = netip.AddrPort{}, netip.AddrPort{} },
+	}, {
+		name: "metrics on the N4 address",
+		text: "metrics:\n  listen: 198.18.4.2:9100\n",
+		want: func(c *Config) { c.Metrics.Listen = netip.MustParseAddrPort("198.18.4.2:9100") },
+	}, {
+		name: "log in json at debug",
+		text: "log:\n  level: debug\n  format: json\n",
+		want: func(c *Config) { c.Log = Log{Level: LevelDebug, Format: FormatJSON} },
+	}, {
+		name: "jumbo mtu",
+		text: "interfaces:\n  - {name: n3, role: n3, address: 198.18.3.2, mtu: 9000}\n  - {name: n6, role: n6, mtu: 68}\n",
+		want: func(c *Config) { c.Interfaces[0].MTU, c.Interfaces[1].MTU = 9000, 68 },
+	}, {
+		name: "IPv6 pools, the least mtu for them",
+		text: "interfaces:\n  - {name: n3, role: n3, address: 198.18.3.2, mtu: 1280}\n  - {name: n6, role: n6}\ndnns:\n  - {name: internet, pools: [2001:db8:45::/48]}\n  - {name: ims, pools: [10.46.0.0/16, 2001:db8:46::/63]}\n",
+		want: func(c *Config) {
+			c.Interfaces[0].MTU = 1280
+			c.DNNs = []DNN{
+				{Name: "internet", Pools: []netip.Prefix{netip.MustParsePrefix("2001:db8:45::/48")}},
+				{Name: "ims", Pools: []netip.Prefix{netip.MustParsePrefix("10.46.0.0/16"), netip.MustParsePrefix("2001:db8:46::/63")}},
+			}
+		},
+	}, {
+		name: "IPv4 pool of two addresses",
+		text: "dnns:\n  - {name: internet, pools: [10.45.0.0/31]}\n",
+		want: func(c *Config) { c.DNNs[0].Pools = []netip.Prefix{netip.MustParsePrefix("10.45.0.0/31")} },
+	}, {
+		name: "state file of a pinned upfd",
+		text: "pin_path: /sys/fs/bpf/upfd\nstate_file: /run/upfd/n4.json\n",
+		want: func(c *Config) { c.PinPath, c.StateFile = "/sys/fs/bpf/upfd", "/run/upfd/n4.json" },
+	}, {
+		name: "state file unused without pinning",
+		text: "state_file: \"\"\n",
+		want: func(c *Config) { c.StateFile = "" },
+	}, {
 		name: "pin path empty pins nothing",
 		text: "pin_path: \"\"\n",
 		want: func(*Config) {},
@@ -314,7 +420,7 @@ func TestParseErrors(t *testing.T) {
 	}, {
 		name: "unknown top-level key",
 		text: "max_sessions: 5\nnodeid: 198.18.4.2\n",
-		want: `upfd.yaml:2: nodeid: unknown key; want node_id, pfcp, gtpu, interfaces, dnns, teid_range, max_sessions, buffer, xdp_mode or pin_path`,
+		want: `upfd.yaml:2: nodeid: unknown key; want node_id, pfcp, gtpu, interfaces, dnns, teid_range, max_sessions, max_pdrs_per_session, buffer, xdp_mode, pin_path, state_file, api, metrics or log`,
 	}, {
 		name: "unknown nested key",
 		text: "pfcp:\n  listen: 198.18.4.2:8805\n  peer: [198.18.4.1]\n",
@@ -322,7 +428,7 @@ func TestParseErrors(t *testing.T) {
 	}, {
 		name: "unknown interface key",
 		text: "interfaces:\n  - name: n3\n    roll: n3\n",
-		want: `upfd.yaml:3: interfaces[0].roll: unknown key; want name, role or address`,
+		want: `upfd.yaml:3: interfaces[0].roll: unknown key; want name, role, address or mtu`,
 	}, {
 		name: "key set twice",
 		text: "xdp_mode: native\nmax_sessions: 5\nxdp_mode: generic\n",
@@ -474,7 +580,7 @@ func TestParseErrors(t *testing.T) {
 	}, {
 		name: "xdp_mode",
 		text: "xdp_mode: driver\n",
-		want: `upfd.yaml:1: xdp_mode: "driver" is not a mode; want native or generic`,
+		want: `upfd.yaml:1: xdp_mode: "driver" is not a mode; want native, generic or auto`,
 	}, {
 		name: "unknown pfcp key",
 		text: "pfcp:\n  heartbeat: 10s\n",
@@ -676,9 +782,141 @@ func TestParseErrors(t *testing.T) {
 		text: "pin_path: [/sys/fs/bpf/upfd]\n",
 		want: `upfd.yaml:1: pin_path: got a list; want a directory such as /sys/fs/bpf/upfd`,
 	}, {
+		name: "mtu below IPv4's least",
+		text: "interfaces:\n  - {name: n3, role: n3, address: 198.18.3.2, mtu: 67}\n  - {name: n6, role: n6}\n",
+		want: `upfd.yaml:2: interfaces[0].mtu: 67 is out of range; want 68 to 65535, or 0 to keep the device's`,
+	}, {
+		name: "mtu above Linux's most",
+		text: "interfaces:\n  - {name: n3, role: n3, address: 198.18.3.2}\n  - {name: n6, role: n6, mtu: 65536}\n",
+		want: `upfd.yaml:3: interfaces[1].mtu: 65536 is out of range; want 68 to 65535, or 0 to keep the device's`,
+	}, {
+		name: "mtu negative",
+		text: "interfaces:\n  - {name: n3, role: n3, address: 198.18.3.2, mtu: -1}\n  - {name: n6, role: n6}\n",
+		want: `upfd.yaml:2: interfaces[0].mtu: -1 is out of range; want 68 to 65535, or 0 to keep the device's`,
+	}, {
+		name: "mtu with a unit",
+		text: "interfaces:\n  - {name: n3, role: n3, address: 198.18.3.2, mtu: 1500B}\n",
+		want: `upfd.yaml:2: interfaces[0].mtu: "1500B" is not a whole number; write digits only, e.g. 1500`,
+	}, {
+		name: "mtu too small for an IPv6 GTP-U address",
+		text: "interfaces:\n  - {name: n3, role: n3, address: 2001:db8:3::2, mtu: 1000}\n  - {name: n6, role: n6}\n",
+		want: `upfd.yaml:2: interfaces[0].mtu: 1000 is below 1280, the least IPv6 allows (RFC 8200 §5), and the GTP-U address 2001:db8:3::2 is IPv6; raise it to 1280 or more, or 0 to keep the device's`,
+	}, {
+		name: "mtu too small for IPv6 UEs",
+		text: "interfaces:\n  - {name: n3, role: n3, address: 198.18.3.2}\n  - {name: n6, role: n6, mtu: 1200}\ndnns:\n  - name: internet\n    pools:\n      - 10.45.0.0/16\n      - 2001:db8:45::/48\n",
+		want: `upfd.yaml:3: interfaces[1].mtu: 1200 is below 1280, the least IPv6 allows (RFC 8200 §5), and the UE pool 2001:db8:45::/48 (line 8) is IPv6; raise it to 1280 or more, or 0 to keep the device's`,
+	}, {
+		name: "max_pdrs_per_session above the datapath's",
+		text: "max_pdrs_per_session: 33\n",
+		want: `upfd.yaml:1: max_pdrs_per_session: 33 is out of range; want 1 to 32`,
+	}, {
+		name: "max_pdrs_per_session zero",
+		text: "max_pdrs_per_session: 0\n",
+		want: `upfd.yaml:1: max_pdrs_per_session: 0 is out of range; want 1 to 32`,
+	}, {
+		name: "api listen on a host name",
+		text: "api:\n  listen: localhost:8080\n",
+		want: `upfd.yaml:2: api.listen: "localhost:8080" does not start with an IP address (upfd resolves no names); write e.g. 127.0.0.1:8080`,
+	}, {
+		name: "api listen without a port",
+		text: "api:\n  listen: 127.0.0.1\n",
+		want: `upfd.yaml:2: api.listen: "127.0.0.1" has no port; write it as 127.0.0.1:8080`,
+	}, {
+		name: "api listen without an address",
+		text: "api:\n  listen: \":8080\"\n",
+		want: `upfd.yaml:2: api.listen: ":8080" has no address; write 0.0.0.0:8080 for every IPv4 address, [::]:8080 for every address, or 127.0.0.1:8080 for this host alone`,
+	}, {
+		name: "api listen on port 0",
+		text: "api:\n  listen: 127.0.0.1:0\n",
+		want: `upfd.yaml:2: api.listen: "127.0.0.1:0" has port 0; use a fixed port, normally 8080`,
+	}, {
+		name: "metrics listen on a named port",
+		text: "metrics:\n  listen: 127.0.0.1:prometheus\n",
+		want: `upfd.yaml:2: metrics.listen: "127.0.0.1:prometheus" has port "prometheus"; want 1 to 65535, normally 9090`,
+	}, {
+		name: "metrics listen is not an address",
+		text: "metrics:\n  listen: everywhere\n",
+		want: `upfd.yaml:2: metrics.listen: "everywhere" is not an address and port; write it as 127.0.0.1:9090, or "" for no server`,
+	}, {
+		name: "metrics on the API's port",
+		text: "api:\n  listen: 0.0.0.0:8080\nmetrics:\n  listen: 0.0.0.0:8080\n",
+		want: `upfd.yaml:4: metrics.listen: 0.0.0.0:8080 is also api.listen (line 2); give each server its own port, e.g. 8080 for the API and 9090 for metrics`,
+	}, {
+		name: "api on the metrics' default port",
+		text: "api:\n  listen: 127.0.0.1:9090\n",
+		want: `upfd.yaml:2: api.listen: 127.0.0.1:9090 is also metrics.listen; give each server its own port, e.g. 8080 for the API and 9090 for metrics`,
+	}, {
+		name: "api token with a space, not shown",
+		text: "api:\n  token: \"s3cret s3cret\"\n",
+		want: `upfd.yaml:2: api.token: has a space, a control character or a character beyond ASCII, which an HTTP header cannot carry; use e.g. openssl rand -hex 32`,
+	}, {
+		name: "api token is a list",
+		text: "api:\n  token: [a, b]\n",
+		want: `upfd.yaml:2: api.token: got a list; want a token such as one from openssl rand -hex 32`,
+	}, {
+		name: "api is a single value",
+		text: "api: 127.0.0.1:8080\n",
+		want: `upfd.yaml:1: api: got a single value; want a mapping with keys listen and token`,
+	}, {
+		name: "unknown api key",
+		text: "api:\n  address: 127.0.0.1:8080\n",
+		want: `upfd.yaml:2: api.address: unknown key; want listen or token`,
+	}, {
+		name: "unknown metrics key",
+		text: "metrics:\n  path: /metrics\n",
+		want: `upfd.yaml:2: metrics.path: unknown key; want listen`,
+	}, {
+		name: "log level in capitals",
+		text: "log:\n  level: DEBUG\n",
+		want: `upfd.yaml:2: log.level: "DEBUG" is not a level; want debug, info, warn or error`,
+	}, {
+		name: "log format unknown",
+		text: "log:\n  format: logfmt\n",
+		want: `upfd.yaml:2: log.format: "logfmt" is not a format; want text or json`,
+	}, {
+		name: "unknown log key",
+		text: "log:\n  file: /var/log/upfd.log\n",
+		want: `upfd.yaml:2: log.file: unknown key; want level or format`,
+	}, {
+		name: "IPv6 pool of one /64",
+		text: "dnns:\n  - {name: internet, pools: [2001:db8:45::/64]}\n",
+		want: `upfd.yaml:2: dnns[0].pools[0]: 2001:db8:45::/64 holds no UE prefix: each UE takes a /64 of its own and a pool's first /64 stays unused; write a shorter prefix, e.g. 2001:db8:45::/48`,
+	}, {
+		name: "IPv6 pool with host bits",
+		text: "dnns:\n  - {name: internet, pools: [10.45.0.0/16, 2001:db8:45::1/48]}\n",
+		want: `upfd.yaml:2: dnns[0].pools[1]: 2001:db8:45::1/48 has host bits set; write 2001:db8:45::/48`,
+	}, {
+		name: "IPv6 pools overlap across dnns",
+		text: "dnns:\n  - {name: internet, pools: [10.45.0.0/16, 2001:db8:45::/48]}\n  - {name: ims, pools: [10.46.0.0/16, 2001:db8:45:100::/56]}\n",
+		want: `upfd.yaml:3: dnns[1].pools[1]: 2001:db8:45:100::/56 of dnn "ims" overlaps 2001:db8:45::/48 of dnn "internet" (line 2); make the pools disjoint`,
+	}, {
+		name: "IPv6 pool without a length",
+		text: "dnns:\n  - {name: internet, pools: [2001:db8:45::]}\n",
+		want: `upfd.yaml:2: dnns[0].pools[0]: "2001:db8:45::" has no length; write it as a prefix, e.g. 10.45.0.0/16`,
+	}, {
+		name: "IPv4 pool of one address",
+		text: "dnns:\n  - {name: internet, pools: [10.45.0.7/32]}\n",
+		want: `upfd.yaml:2: dnns[0].pools[0]: 10.45.0.7/32 holds no UE address: a pool's first address stays unused; write a shorter prefix, e.g. 10.45.0.0/24`,
+	}, {
+		name: "state file relative",
+		text: "pin_path: /sys/fs/bpf/upfd\nstate_file: upfd/state.json\n",
+		want: `upfd.yaml:2: state_file: "upfd/state.json" is relative; write an absolute path, e.g. /var/lib/upfd/state.json`,
+	}, {
+		name: "state file on bpffs",
+		text: "pin_path: /sys/fs/bpf/upfd\nstate_file: /sys/fs/bpf/upfd/state\n",
+		want: `upfd.yaml:2: state_file: "/sys/fs/bpf/upfd/state" is on the BPF file system, which holds no files of ours; write e.g. /var/lib/upfd/state.json`,
+	}, {
+		name: "state file empty while pinned",
+		text: "pin_path: /sys/fs/bpf/upfd\nstate_file: \"\"\n",
+		want: `upfd.yaml:2: state_file: empty, but pin_path is set, and a pinned upfd saves its N4 state there; write a file such as /var/lib/upfd/state.json`,
+	}, {
+		name: "state file not written plainly",
+		text: "pin_path: /sys/fs/bpf/upfd\nstate_file: /var/lib//upfd/state.json\n",
+		want: `upfd.yaml:2: state_file: "/var/lib//upfd/state.json" is not written plainly; write /var/lib/upfd/state.json`,
+	}, {
 		name: "first problem in file order",
 		text: "xdp_mode: skb\nmax_sessions: 0\n",
-		want: `upfd.yaml:1: xdp_mode: "skb" is not a mode; want native or generic`,
+		want: `upfd.yaml:1: xdp_mode: "skb" is not a mode; want native, generic or auto`,
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := Parse("upfd.yaml", []byte(tc.text))
@@ -706,7 +944,7 @@ func TestValidateKeepsLines(t *testing.T) {
 	}
 	c.MaxSessions = 5
 	c.XDPMode = "skb"
-	want = `upfd.yaml: xdp_mode: "skb" is not a mode; want native or generic`
+	want = `upfd.yaml: xdp_mode: "skb" is not a mode; want native, generic or auto`
 	if err := c.Validate(); err == nil || err.Error() != want {
 		t.Errorf("got  %v\nwant %s", err, want)
 	}
@@ -749,12 +987,12 @@ func TestLoad(t *testing.T) {
 	if err := os.WriteFile(path, []byte(example), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c, err := Load(path)
+	c, rest, err := Load([]string{"--config", path}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.XDPMode != XDPNative || len(c.PFCP.Peers) != 1 {
-		t.Errorf("got %+v", c)
+	if c.XDPMode != XDPNative || len(c.PFCP.Peers) != 1 || len(rest) != 0 {
+		t.Errorf("got %+v, rest %q", c, rest)
 	}
 }
 
@@ -763,15 +1001,15 @@ func TestLoadNamesThePathInErrors(t *testing.T) {
 	if err := os.WriteFile(path, []byte("xdp_mode: skb\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	want := path + `:1: xdp_mode: "skb" is not a mode; want native or generic`
-	if _, err := Load(path); err == nil || err.Error() != want {
+	want := path + `:1: xdp_mode: "skb" is not a mode; want native, generic or auto`
+	if _, _, err := Load([]string{"--config", path}, nil); err == nil || err.Error() != want {
 		t.Errorf("got  %v\nwant %s", err, want)
 	}
 }
 
 func TestLoadMissingFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "upfd.yaml")
-	_, err := Load(path)
+	_, _, err := Load([]string{"--config=" + path}, nil)
 	want := "read " + path + ": no such file or directory"
 	if err == nil || err.Error() != want {
 		t.Errorf("got  %v\nwant %s", err, want)

@@ -8,14 +8,14 @@ import (
 	"github.com/sluice-upf/sluice/internal/yamlfile"
 )
 
-// decode reads data over c, which holds the defaults, and records in c.src
+// decode reads data over c, which holds the defaults, and records in src
 // the line of every key and list item it meets.
-func decode(c *Config, data []byte) error {
-	root, err := c.src.Document(data, "upfd reads one")
+func decode(c *Config, src *source, data []byte) error {
+	root, err := src.Document(data, "upfd reads one")
 	if err != nil || root == nil {
 		return err
 	}
-	d := &decoder{src: c.src}
+	d := &decoder{src: src}
 	return d.config(root, c)
 }
 
@@ -112,7 +112,8 @@ func listOf[T any](d *decoder, n *yaml.Node, path, shape, itemShape string, pars
 
 func (d *decoder) config(root *yaml.Node, c *Config) error {
 	d.src.Lines[""] = root.Line
-	known := []string{"node_id", "pfcp", "gtpu", "interfaces", "dnns", "teid_range", "max_sessions", "buffer", "xdp_mode", "pin_path"}
+	known := []string{"node_id", "pfcp", "gtpu", "interfaces", "dnns", "teid_range", "max_sessions", "max_pdrs_per_session",
+		"buffer", "xdp_mode", "pin_path", "state_file", "api", "metrics", "log"}
 	return d.eachKey(root, "", "keys such as node_id: and pfcp:", known,
 		func(key string, value *yaml.Node, path string) error {
 			var err error
@@ -131,12 +132,22 @@ func (d *decoder) config(root *yaml.Node, c *Config) error {
 				c.TEIDRange, err = scalarAs(d, value, path, "a range such as 0x100-0xffffff", parseTEIDRange)
 			case "max_sessions":
 				c.MaxSessions, err = scalarAs(d, value, path, "a number such as 100000", parseCount(sessionsRange, "100000"))
+			case "max_pdrs_per_session":
+				c.MaxPDRsPerSession, err = scalarAs(d, value, path, "a number such as 32", parseCount(pdrsRange, "32"))
 			case "buffer":
 				err = d.buffer(value, path, &c.Buffer)
 			case "xdp_mode":
-				c.XDPMode, err = d.scalar(value, path, "native or generic")
+				c.XDPMode, err = d.scalar(value, path, "native, generic or auto")
 			case "pin_path":
 				c.PinPath, err = d.scalar(value, path, "a directory such as /sys/fs/bpf/upfd")
+			case "state_file":
+				c.StateFile, err = d.scalar(value, path, "a file such as /var/lib/upfd/state.json")
+			case "api":
+				err = d.api(value, path, &c.API)
+			case "metrics":
+				err = d.metrics(value, path, &c.Metrics)
+			case "log":
+				err = d.log(value, path, &c.Log)
 			}
 			return err
 		})
@@ -200,6 +211,44 @@ func (d *decoder) buffer(n *yaml.Node, path string, b *Buffer) error {
 		})
 }
 
+func (d *decoder) api(n *yaml.Node, path string, a *API) error {
+	return d.eachKey(n, path, "a mapping with keys listen and token", []string{"listen", "token"},
+		func(key string, value *yaml.Node, sub string) error {
+			var err error
+			switch key {
+			case "listen":
+				a.Listen, err = scalarAs(d, value, sub, "an address and port such as 127.0.0.1:8080", parseServerListen(DefaultAPIPort))
+			case "token":
+				// Never quoted back in an error: it is a secret.
+				a.Token, err = d.scalar(value, sub, "a token such as one from openssl rand -hex 32")
+			}
+			return err
+		})
+}
+
+func (d *decoder) metrics(n *yaml.Node, path string, m *Metrics) error {
+	return d.eachKey(n, path, "a mapping with the key listen", []string{"listen"},
+		func(key string, value *yaml.Node, sub string) error {
+			var err error
+			m.Listen, err = scalarAs(d, value, sub, "an address and port such as 127.0.0.1:9090", parseServerListen(DefaultMetricsPort))
+			return err
+		})
+}
+
+func (d *decoder) log(n *yaml.Node, path string, l *Log) error {
+	return d.eachKey(n, path, "a mapping with keys level and format", []string{"level", "format"},
+		func(key string, value *yaml.Node, sub string) error {
+			var err error
+			switch key {
+			case "level":
+				l.Level, err = d.scalar(value, sub, "debug, info, warn or error")
+			case "format":
+				l.Format, err = d.scalar(value, sub, "text or json")
+			}
+			return err
+		})
+}
+
 func (d *decoder) interfaces(n *yaml.Node, path string) ([]Interface, error) {
 	list := []Interface{}
 	err := d.eachItem(n, path, "a list of interfaces, each with name, role and address",
@@ -213,7 +262,7 @@ func (d *decoder) interfaces(n *yaml.Node, path string) ([]Interface, error) {
 
 func (d *decoder) iface(n *yaml.Node, path string) (Interface, error) {
 	var iface Interface
-	err := d.eachKey(n, path, "a mapping with keys name, role and address", []string{"name", "role", "address"},
+	err := d.eachKey(n, path, "a mapping with keys name, role and address", []string{"name", "role", "address", "mtu"},
 		func(key string, value *yaml.Node, sub string) error {
 			var err error
 			switch key {
@@ -223,6 +272,8 @@ func (d *decoder) iface(n *yaml.Node, path string) (Interface, error) {
 				iface.Role, err = d.scalar(value, sub, "n3, n6 or n9")
 			case "address":
 				iface.Address, err = scalarAs(d, value, sub, "an address such as 198.18.3.2", parseGTPUAddress)
+			case "mtu":
+				iface.MTU, err = scalarAs(d, value, sub, "a number such as 1500", parseCount(mtuRange, "1500"))
 			}
 			return err
 		})

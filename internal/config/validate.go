@@ -13,11 +13,12 @@ import (
 
 // Validate checks the rules that a value's type alone cannot express, and
 // how values relate to each other. If c came from Parse or Load, errors name
-// the file and the line of the key at fault; a key the file left out (a
-// default) is named without a line. Of several problems, the one earliest in
-// the file is returned.
+// where the key at fault was set: the file and its line, the variable or
+// the flag; a default is named without a line. Of several problems, the one
+// earliest in the file is returned, then those of variables and flags in
+// the order applied, then those of defaults.
 func (c *Config) Validate() error {
-	v := &validator{src: c.src}
+	v := &validator{origin: c.origin}
 	v.nodeID(c.NodeID)
 	v.pfcp(c.PFCP)
 	v.gtpu(c.GTPU)
@@ -25,41 +26,44 @@ func (c *Config) Validate() error {
 	v.dnns(c.DNNs)
 	v.teidRange(c.TEIDRange)
 	v.count("max_sessions", c.MaxSessions, sessionsRange)
+	v.count("max_pdrs_per_session", c.MaxPDRsPerSession, pdrsRange)
 	v.buffer(c.Buffer)
 	v.xdpMode(c.XDPMode)
 	v.pinPath(c.PinPath)
-	return yamlfile.Earliest(v.problems)
+	v.stateFile(c.StateFile, c.PinPath)
+	v.servers(c.API, c.Metrics)
+	v.log(c.Log)
+	v.mtus(c.Interfaces, c.DNNs)
+	return earliest(v.problems)
 }
 
-// validator gathers every problem, so that the earliest in the file can be
-// reported whatever order the checks run in.
+// validator gathers every problem, so that the earliest can be reported
+// whatever order the checks run in.
 type validator struct {
-	src      *source
-	problems []*yamlfile.Error
+	origin   *origin
+	problems []problem
 }
 
 func (v *validator) add(path, format string, args ...any) {
-	v.problems = append(v.problems, &yamlfile.Error{File: v.src.Name(), Line: v.src.Line(path), Key: path, Msg: fmt.Sprintf(format, args...)})
+	v.problems = append(v.problems, v.origin.problemAt(path, fmt.Sprintf(format, args...)))
 }
 
-// where picks the first of paths that the file sets, or the first path:
-// a key missing from an item is reported at the item.
+// where picks the first of paths that is set (by the file, a variable or
+// a flag), or the first path: a key missing from an item is reported at
+// the item.
 func (v *validator) where(paths ...string) string {
 	for _, path := range paths {
-		if v.src.Has(path) {
+		if v.origin.has(path) {
 			return path
 		}
 	}
 	return paths[0]
 }
 
-// onLine says " (line N)" for a path the file sets, to point at the other
-// half of a conflict.
+// onLine says where path was set, " (line N)" or " (env UPFD_X)", to point
+// at the other half of a conflict.
 func (v *validator) onLine(path string) string {
-	if line := v.src.Line(path); line > 0 {
-		return fmt.Sprintf(" (line %d)", line)
-	}
-	return ""
+	return v.origin.mention(path)
 }
 
 func (v *validator) nodeID(id string) {
@@ -312,6 +316,17 @@ func (v *validator) pool(path string, prefix netip.Prefix) bool {
 	case prefix != prefix.Masked():
 		v.add(path, "%s has host bits set; write %s", prefix, prefix.Masked())
 		return false
+	case prefix.Addr().Is4() && prefix.Bits() > 31:
+		// The pool's first address stays unused (internal/session).
+		v.add(path, "%s holds no UE address: a pool's first address stays unused; write a shorter prefix, e.g. %s",
+			prefix, netip.PrefixFrom(prefix.Addr(), 24).Masked())
+		return false
+	case prefix.Addr().Is6() && prefix.Bits() > 63:
+		// Each UE takes a /64, the default prefix (TS 29.244 §8.2.62), and the
+		// pool's first stays unused.
+		v.add(path, "%s holds no UE prefix: each UE takes a /64 of its own and a pool's first /64 stays unused; write a shorter prefix, e.g. %s",
+			prefix, netip.PrefixFrom(prefix.Addr(), 48).Masked())
+		return false
 	}
 	return true
 }
@@ -350,9 +365,97 @@ func (v *validator) buffer(b Buffer) {
 }
 
 func (v *validator) xdpMode(mode string) {
-	if mode != XDPNative && mode != XDPGeneric {
-		v.add("xdp_mode", "%s is not a mode; want native or generic", yamlfile.Quote(mode))
+	if mode != XDPNative && mode != XDPGeneric && mode != XDPAuto {
+		v.add("xdp_mode", "%s is not a mode; want native, generic or auto", yamlfile.Quote(mode))
 	}
+}
+
+// stateFile checks the file for N4's state: a plain absolute path outside
+// the BPF file system, which holds only maps and programs. Without pinning
+// it is not used, and may be anything.
+func (v *validator) stateFile(file, pinPath string) {
+	const path = "state_file"
+	if pinPath == "" {
+		return
+	}
+	rel, err := filepath.Rel(BPFFS, filepath.Clean(file))
+	switch {
+	case file == "":
+		v.add(v.where(path, "pin_path"), "empty, but pin_path is set, and a pinned upfd saves its N4 state there; write a file such as %s", DefaultStateFile)
+	case !filepath.IsAbs(file):
+		v.add(path, "%s is relative; write an absolute path, e.g. %s", yamlfile.Quote(file), DefaultStateFile)
+	case filepath.Clean(file) != file:
+		v.add(path, "%s is not written plainly; write %s", yamlfile.Quote(file), filepath.Clean(file))
+	case err == nil && rel != ".." && !strings.HasPrefix(rel, "../"):
+		v.add(path, "%s is on the BPF file system, which holds no files of ours; write e.g. %s", yamlfile.Quote(file), DefaultStateFile)
+	}
+}
+
+// servers checks the API's and the metrics' addresses against each other,
+// and the token: it travels in an HTTP header.
+func (v *validator) servers(api API, metrics Metrics) {
+	const apiListen, metricsListen = "api.listen", "metrics.listen"
+	if api.Listen.IsValid() && api.Listen == metrics.Listen {
+		// Report the one set last by the user; the other may be a default.
+		at, other := metricsListen, apiListen
+		if !v.origin.has(metricsListen) {
+			at, other = apiListen, metricsListen
+		}
+		v.add(at, "%s is also %s%s; give each server its own port, e.g. %d for the API and %d for metrics",
+			api.Listen, other, v.onLine(other), DefaultAPIPort, DefaultMetricsPort)
+	}
+	for _, r := range api.Token {
+		if r <= ' ' || r > '~' {
+			// The token is a secret: say what is wrong, never what it is.
+			v.add("api.token", "has a space, a control character or a character beyond ASCII, which an HTTP header cannot carry; use e.g. openssl rand -hex 32")
+			return
+		}
+	}
+}
+
+func (v *validator) log(l Log) {
+	switch l.Level {
+	case LevelDebug, LevelInfo, LevelWarn, LevelError:
+	default:
+		v.add("log.level", "%s is not a level; want debug, info, warn or error", yamlfile.Quote(l.Level))
+	}
+	if l.Format != FormatText && l.Format != FormatJSON {
+		v.add("log.format", "%s is not a format; want text or json", yamlfile.Quote(l.Format))
+	}
+}
+
+// mtus checks each interface's MTU against what the link must carry: IPv6
+// needs 1280 on a link with an IPv6 GTP-U address, and on every link
+// when UEs may have IPv6 addresses.
+func (v *validator) mtus(ifaces []Interface, dnns []DNN) {
+	pool6, pool6Path := ipv6Pool(dnns)
+	for i, iface := range ifaces {
+		path := yamlfile.KeyPath(yamlfile.ItemPath("interfaces", i), "mtu")
+		switch {
+		case iface.MTU == 0:
+		case iface.MTU < MinMTU || iface.MTU > MaxMTU:
+			v.add(path, "%d is out of range; want %d to %d, or 0 to keep the device's", iface.MTU, MinMTU, MaxMTU)
+		case iface.MTU >= MinMTUIPv6:
+		case iface.Address.Is6():
+			v.add(path, "%d is below %d, the least IPv6 allows (RFC 8200 §5), and the GTP-U address %s is IPv6; raise it to %d or more, or 0 to keep the device's",
+				iface.MTU, MinMTUIPv6, iface.Address, MinMTUIPv6)
+		case pool6.IsValid():
+			v.add(path, "%d is below %d, the least IPv6 allows (RFC 8200 §5), and the UE pool %s%s is IPv6; raise it to %d or more, or 0 to keep the device's",
+				iface.MTU, MinMTUIPv6, pool6, v.onLine(pool6Path), MinMTUIPv6)
+		}
+	}
+}
+
+// ipv6Pool is the first IPv6 UE pool and its path, if there is one.
+func ipv6Pool(dnns []DNN) (netip.Prefix, string) {
+	for i, dnn := range dnns {
+		for j, pool := range dnn.Pools {
+			if pool.Addr().Is6() {
+				return pool, yamlfile.ItemPath(yamlfile.KeyPath(yamlfile.ItemPath("dnns", i), "pools"), j)
+			}
+		}
+	}
+	return netip.Prefix{}, ""
 }
 
 // pinPath checks the directory for pins: below the BPF file system's mount,

@@ -37,6 +37,39 @@ func parseListen(s string) (netip.AddrPort, error) {
 	return netip.AddrPort{}, fmt.Errorf("%s has port %s; want 1 to 65535, normally %d", yamlfile.Quote(s), yamlfile.Quote(port), DefaultPFCPPort)
 }
 
+// parseServerListen returns the parser of a TCP server's address, for a
+// server whose usual port is port. "" is the zero AddrPort: no server.
+func parseServerListen(port int) func(string) (netip.AddrPort, error) {
+	example := fmt.Sprintf("127.0.0.1:%d", port)
+	return func(s string) (netip.AddrPort, error) {
+		if s == "" {
+			return netip.AddrPort{}, nil
+		}
+		ap, err := netip.ParseAddrPort(s)
+		switch {
+		case err == nil && ap.Port() == 0:
+			return netip.AddrPort{}, fmt.Errorf("%s has port 0; use a fixed port, normally %d", yamlfile.Quote(s), port)
+		case err == nil:
+			return ap, nil
+		}
+		if addr, err := netip.ParseAddr(s); err == nil {
+			return netip.AddrPort{}, fmt.Errorf("%s has no port; write it as %s", yamlfile.Quote(s), netip.AddrPortFrom(addr, uint16(port)))
+		}
+		host, portText, err := net.SplitHostPort(s)
+		switch {
+		case err != nil:
+			return netip.AddrPort{}, fmt.Errorf("%s is not an address and port; write it as %s, or \"\" for no server", yamlfile.Quote(s), example)
+		case host == "":
+			return netip.AddrPort{}, fmt.Errorf("%s has no address; write 0.0.0.0:%s for every IPv4 address, [::]:%s for every address, or %s for this host alone",
+				yamlfile.Quote(s), portText, portText, example)
+		}
+		if _, err := netip.ParseAddr(host); err != nil {
+			return netip.AddrPort{}, fmt.Errorf("%s does not start with an IP address (upfd resolves no names); write e.g. %s", yamlfile.Quote(s), example)
+		}
+		return netip.AddrPort{}, fmt.Errorf("%s has port %s; want 1 to 65535, normally %d", yamlfile.Quote(s), yamlfile.Quote(portText), port)
+	}
+}
+
 func parsePeer(s string) (netip.Addr, error) {
 	if addr, err := netip.ParseAddr(s); err == nil {
 		return addr, nil
@@ -123,6 +156,8 @@ func (r countRange) holds(n int) bool { return n >= r.min && (r.max == 0 || n <=
 // The ranges of the whole-number keys.
 var (
 	sessionsRange   = countRange{1, MaxSessionsLimit}      // max_sessions
+	pdrsRange       = countRange{1, MaxPDRsLimit}          // max_pdrs_per_session
+	mtuRange        = countRange{0, MaxMTU}                // interfaces[].mtu, also MinMTU or more unless 0
 	sendsRange      = countRange{1, 0}                     // pfcp.n1, pfcp.heartbeat_retries, gtpu.echo_retries
 	perSessionRange = countRange{1, BufferPerSessionLimit} // buffer.packets_per_session
 	totalRange      = countRange{1, 0}                     // buffer.total_packets, also >= packets_per_session

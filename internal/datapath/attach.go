@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/cilium/ebpf/link"
 )
@@ -110,6 +111,9 @@ func enableForwarding(dev string) error {
 		"/proc/sys/net/ipv4/conf/" + dev + "/forwarding",
 		"/proc/sys/net/ipv6/conf/" + dev + "/forwarding",
 	} {
+		if on, err := os.ReadFile(p); err == nil && strings.TrimSpace(string(on)) == "1" {
+			continue // already on: no write, which a read-only /proc/sys (a container's) would refuse
+		}
 		if err := os.WriteFile(p, []byte("1"), 0); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("datapath: enable forwarding on %s: %w", dev, err)
 		}

@@ -65,7 +65,8 @@ func Sh(t testing.TB, args ...string) {
 	}
 }
 
-// Namespace makes a namespace called prefix-<pid>-<n>, deleted at cleanup.
+// Namespace makes a namespace called prefix-<pid>-<n>, with loopback up,
+// deleted at cleanup.
 // Namespaces of test processes that died before their cleanup ran (a fuzz
 // worker is killed when its time is up) go first.
 func Namespace(t testing.TB, prefix string) string {
@@ -75,6 +76,7 @@ func Namespace(t testing.TB, prefix string) string {
 	ns := fmt.Sprintf("%s-%d-%d", prefix, os.Getpid(), seq.Add(1))
 	Sh(t, "ip", "netns", "add", ns)
 	t.Cleanup(func() { exec.Command("ip", "netns", "del", ns).Run() })
+	Sh(t, "ip", "-n", ns, "link", "set", "lo", "up") // upfd's API and metrics listen on loopback
 	return ns
 }
 

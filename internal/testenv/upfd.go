@@ -110,7 +110,7 @@ func (l *Log) String() string {
 
 // StartUPFD runs upfd (BuildUPFD's) with config, a YAML file's text, in
 // namespace ns until the test ends or stop is called: then it gets
-// SIGTERM, by its PID (ip execs upfd: one process), and SIGKILL after
+// SIGTERM, by its PID (nsenter execs upfd: one process), and SIGKILL after
 // StopGrace. An exit that is not clean on SIGTERM fails the test. Its
 // output is log's, complete once stop has returned.
 func StartUPFD(t testing.TB, ns, config string) (log *Log, stop func()) {
@@ -121,7 +121,9 @@ func StartUPFD(t testing.TB, ns, config string) (log *Log, stop func()) {
 		t.Fatal(err)
 	}
 	log = &Log{}
-	cmd := exec.Command("ip", "netns", "exec", ns, bin, "--config", cfg)
+	// nsenter, not ip netns exec: that one remounts /sys, which hides the
+	// bpffs at /sys/fs/bpf where a pinned upfd keeps its maps.
+	cmd := exec.Command("nsenter", "--net=/run/netns/"+ns, bin, "--config", cfg)
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -45,3 +45,4 @@ fuzz:
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./internal/datapath
 	$(GO) test -run '^$$' -bench '^BenchmarkN4$$' -benchtime 1x -timeout 30m ./internal/pfcp
+	$(GO) test -run '^$$' -bench '^BenchmarkScrape$$' -benchtime 1x -timeout 30m ./internal/metrics

@@ -27,6 +27,7 @@ import (
 	"github.com/sluice-upf/sluice/internal/config"
 	"github.com/sluice-upf/sluice/internal/datapath"
 	"github.com/sluice-upf/sluice/internal/gtpu"
+	"github.com/sluice-upf/sluice/internal/metrics"
 	"github.com/sluice-upf/sluice/internal/pfcp"
 	"github.com/sluice-upf/sluice/internal/rules"
 	"github.com/sluice-upf/sluice/internal/session"
@@ -169,6 +170,17 @@ func run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		if err := saved.restore(srv); err != nil {
 			return err // the file is gone: the next start begins afresh
 		}
+	}
+	if cfg.Metrics.Listen.IsValid() {
+		reg, err := metrics.NewRegistry(metrics.Sources{Datapath: d, N4: srv})
+		if err != nil {
+			return err
+		}
+		stopMetrics, err := metrics.Listen(cfg.Metrics.Listen, metrics.Handler(reg), log)
+		if err != nil {
+			return err
+		}
+		defer stopMetrics()
 	}
 	log.Info("upfd: serving N4", "listen", cfg.PFCP.Listen, "node_id", cfg.NodeID, "sessions", store.Len())
 	err = srv.Serve(ctx)

@@ -24,6 +24,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sluice-upf/sluice/internal/api"
 	"github.com/sluice-upf/sluice/internal/config"
 	"github.com/sluice-upf/sluice/internal/datapath"
 	"github.com/sluice-upf/sluice/internal/gtpu"
@@ -170,6 +171,19 @@ func run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		if err := saved.restore(srv); err != nil {
 			return err // the file is gone: the next start begins afresh
 		}
+	}
+	if cfg.API.Listen.IsValid() { // after restore: the API shows the restored state
+		ln, err := api.Listen(cfg.API.Listen.String())
+		if err != nil {
+			return err
+		}
+		h := api.New(api.Options{N4: srv, Datapath: d, Version: version(), Token: cfg.API.Token, Log: log})
+		go func() {
+			if err := api.Serve(ctx, ln, h); err != nil {
+				log.Error("upfd: REST API stopped: " + err.Error())
+			}
+		}()
+		log.Info("upfd: serving the REST API", "listen", cfg.API.Listen, "writes", cfg.API.Token != "")
 	}
 	if cfg.Metrics.Listen.IsValid() {
 		reg, err := metrics.NewRegistry(metrics.Sources{Datapath: d, N4: srv})

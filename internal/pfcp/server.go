@@ -127,6 +127,7 @@ type Server struct {
 	calls   chan func()
 	stopped chan struct{}
 	stats   Stats
+	api     apiState // what the REST API sets (view.go)
 }
 
 type outgoing struct {

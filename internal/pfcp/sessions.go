@@ -70,6 +70,9 @@ func (s *Server) sessionEstablishment(from netip.AddrPort, m *message.SessionEst
 	reply := func(cpSEID uint64, ies ...*ie.IE) message.Message {
 		return message.NewSessionEstablishmentResponse(0, 0, cpSEID, h.SequenceNumber, 0, append([]*ie.IE{s.nodeID()}, ies...)...)
 	}
+	if s.refusingNewSessions(from, m) { // draining (view.go)
+		return reply(cpSEIDOf(m), ie.NewCause(session.CauseNoResources))
+	}
 	if m.NodeID == nil { // mandatory: missing, not an unknown association
 		return reply(cpSEIDOf(m), ie.NewCause(session.CauseMandatoryIEMissing), ie.NewOffendingIE(ie.NodeID))
 	}

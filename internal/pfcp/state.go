@@ -31,6 +31,7 @@ type savedServer struct {
 	Kept         map[string]savedKept
 	Responses    []savedResponse
 	Reports      []savedRequest // Session Report Requests not yet answered
+	Draining     bool           // new sessions refused (the API's drain)
 }
 
 type savedAssociation struct {
@@ -69,7 +70,7 @@ type savedRequest struct {
 // Save writes everything N4 knows. Call it once Serve has returned, and
 // without final reports: the sessions live on in the datapath.
 func (s *Server) Save(enc *json.Encoder) error {
-	v := savedServer{Recovery: s.cfg.Recovery, Seq: s.seq, Kept: map[string]savedKept{}}
+	v := savedServer{Recovery: s.cfg.Recovery, Seq: s.seq, Kept: map[string]savedKept{}, Draining: s.Draining()}
 	for _, a := range s.assocs {
 		v.Associations = append(v.Associations, savedAssociation{a.nodeID, a.addr, a.recovery, a.since, a.lost})
 	}
@@ -121,6 +122,7 @@ func (s *Server) Restore(dec *json.Decoder) error {
 	}
 	now := s.now()
 	s.cfg.Recovery, s.seq = v.Recovery, v.Seq
+	s.api.draining.Store(v.Draining)
 	for _, a := range v.Associations {
 		s.assocs[a.NodeID] = &association{nodeID: a.NodeID, addr: a.Addr, recovery: a.Recovery, since: a.Since, lost: a.Lost, nextHeartbeat: now}
 	}

@@ -147,7 +147,7 @@ func run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		}
 	}
 	store := session.NewStore(session.Options{TEIDFirst: cfg.TEIDRange.First, TEIDLast: cfg.TEIDRange.Last,
-		AccessAddrs: access, CoreAddrs: core, Pools: pools, MaxSessions: cfg.MaxSessions})
+		AccessAddrs: access, CoreAddrs: core, Pools: pools, MaxSessions: cfg.MaxSessions, MaxPDRs: cfg.MaxPDRsPerSession})
 	compiler := rules.NewCompiler(rules.Interfaces{Endpoints: endpoints, Access: access, Core: core}, d.Sizes())
 	gtp, err := gtpu.Listen(access[0])
 	if err != nil {
@@ -216,7 +216,7 @@ func run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 func interfaces(cfg *config.Config) (ifaces []datapath.Interface, access, core []netip.Addr) {
 	for _, i := range cfg.Interfaces {
 		role := map[string]datapath.Role{config.RoleN3: datapath.N3, config.RoleN6: datapath.N6, config.RoleN9: datapath.N9}[i.Role]
-		ifaces = append(ifaces, datapath.Interface{Name: i.Name, Role: role})
+		ifaces = append(ifaces, datapath.Interface{Name: i.Name, Role: role, MTU: i.MTU})
 		switch i.Role {
 		case config.RoleN3:
 			access = append(access, i.Address)

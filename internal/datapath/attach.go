@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cilium/ebpf/link"
+	"golang.org/x/sys/unix"
 )
 
 // XDPMode selects how the programs are attached.
@@ -35,6 +36,11 @@ func (d *Datapath) Attach(mode XDPMode) error {
 	for role, dev := range d.ifaces {
 		if err := enableForwarding(dev.Name); err != nil {
 			return errors.Join(err, d.Detach())
+		}
+		if mtu, ok := d.mtus[role]; ok && mtu != dev.MTU {
+			if err := setMTU(dev.Name, mtu); err != nil {
+				return errors.Join(err, d.Detach())
+			}
 		}
 		l, err := d.attachOne(role, dev, flags)
 		if err != nil {
@@ -117,6 +123,25 @@ func enableForwarding(dev string) error {
 		if err := os.WriteFile(p, []byte("1"), 0); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("datapath: enable forwarding on %s: %w", dev, err)
 		}
+	}
+	return nil
+}
+
+// setMTU sets a device's MTU, before a program is attached: native XDP
+// may refuse a larger one after.
+func setMTU(dev string, mtu int) error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("datapath: set the MTU of %s: %w", dev, err)
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq(dev)
+	if err == nil {
+		ifr.SetUint32(uint32(mtu))
+		err = unix.IoctlIfreq(fd, unix.SIOCSIFMTU, ifr)
+	}
+	if err != nil {
+		return fmt.Errorf("datapath: set the MTU of %s to %d: %w", dev, mtu, err)
 	}
 	return nil
 }

@@ -159,7 +159,7 @@ func (c *benchCase) setUp(b *testing.B, ns string) {
 		b.Cleanup(func() { c.fwd.Close() })
 		return
 	}
-	c.d = loadIn(b, ns, Options{Interfaces: []Interface{{"n3", N3}, {"n6", N6}}, GTPUAddrs: []netip.Addr{addrN3}, MaxSessions: c.sessions})
+	c.d = loadIn(b, ns, Options{Interfaces: []Interface{{Name: "n3", Role: N3}, {Name: "n6", Role: N6}}, GTPUAddrs: []netip.Addr{addrN3}, MaxSessions: c.sessions})
 	start := time.Now()
 	if err := c.d.Apply(benchSessions(c)); err != nil {
 		b.Fatal(err)

@@ -48,6 +48,7 @@ func (r Role) String() string {
 type Interface struct {
 	Name string
 	Role Role
+	MTU  int // set on the device by Attach; 0 leaves it as it is
 }
 
 // Options configure a datapath at load time.
@@ -112,6 +113,7 @@ type Datapath struct {
 	objs    bpfObjects
 	sizes   Sizes
 	ifaces  map[Role]*net.Interface
+	mtus    map[Role]int // to set on the devices, where given
 	links   []link.Link
 	pinPath string
 	// pinnedMaps are the names of the maps pinned under pinPath.
@@ -131,6 +133,7 @@ func Load(opts Options) (*Datapath, error) {
 		return nil, fmt.Errorf("datapath: %d GTP-U addresses, at most %d", len(opts.GTPUAddrs), MaxGTPUEndpoints)
 	}
 	ifaces := make(map[Role]*net.Interface)
+	mtus := make(map[Role]int)
 	for _, i := range opts.Interfaces {
 		dev, err := net.InterfaceByName(i.Name)
 		if err != nil {
@@ -140,6 +143,9 @@ func Load(opts Options) (*Datapath, error) {
 			return nil, fmt.Errorf("datapath: two interfaces for role %s", i.Role)
 		}
 		ifaces[i.Role] = dev
+		if i.MTU > 0 {
+			mtus[i.Role] = i.MTU
+		}
 	}
 
 	// Since 5.11 BPF memory is charged to the cgroup; the old rlimit only
@@ -162,7 +168,7 @@ func Load(opts Options) (*Datapath, error) {
 		return nil, err
 	}
 
-	d := &Datapath{sizes: sizes, ifaces: ifaces, pinPath: opts.PinPath}
+	d := &Datapath{sizes: sizes, ifaces: ifaces, mtus: mtus, pinPath: opts.PinPath}
 	var copts ebpf.CollectionOptions
 	if opts.PinPath != "" {
 		if err := os.MkdirAll(opts.PinPath, 0o700); err != nil {

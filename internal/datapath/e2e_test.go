@@ -37,7 +37,7 @@ func TestPrivilegedEndToEnd(t *testing.T) {
 	for _, mode := range []XDPMode{Native, Generic} {
 		t.Run(string(mode), func(t *testing.T) {
 			n := testenv.NewLab(t)
-			d := loadIn(t, n.UPF, Options{Interfaces: []Interface{{"n3", N3}, {"n6", N6}}, GTPUAddrs: []netip.Addr{addrN3}})
+			d := loadIn(t, n.UPF, Options{Interfaces: []Interface{{Name: "n3", Role: N3}, {Name: "n6", Role: N6}}, GTPUAddrs: []netip.Addr{addrN3}})
 			if err := netns.Do(n.UPF, func() error { return d.Attach(mode) }); err != nil {
 				t.Fatal(err)
 			}
@@ -62,7 +62,7 @@ func TestPrivilegedPinnedRestart(t *testing.T) {
 	n := testenv.NewLab(t)
 	pin := fmt.Sprintf("/sys/fs/bpf/sluice-test-%d", os.Getpid())
 	t.Cleanup(func() { os.RemoveAll(pin) })
-	opts := Options{Interfaces: []Interface{{"n3", N3}, {"n6", N6}}, GTPUAddrs: []netip.Addr{addrN3}, PinPath: pin}
+	opts := Options{Interfaces: []Interface{{Name: "n3", Role: N3}, {Name: "n6", Role: N6}}, GTPUAddrs: []netip.Addr{addrN3}, PinPath: pin}
 	load := func() *Datapath {
 		var d *Datapath
 		err := netns.Do(n.UPF, func() (err error) {
@@ -219,5 +219,31 @@ func checkDownlinkGPDU(t *testing.T, i int, b []byte, payload int) {
 func pace(i int) {
 	if i%64 == 63 {
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// An interface's configured MTU is set on its device when attaching.
+func TestPrivilegedAttachSetsMTU(t *testing.T) {
+	ns := testenv.UPF(t)
+	d := loadIn(t, ns, Options{Interfaces: []Interface{{Name: "n3", Role: N3, MTU: 1400}, {Name: "n6", Role: N6}},
+		GTPUAddrs: []netip.Addr{addrN3}})
+	var mtu3, mtu6 int
+	err := netns.Do(ns, func() error {
+		if err := d.Attach(Native); err != nil {
+			return err
+		}
+		n3, err := net.InterfaceByName("n3")
+		if err != nil {
+			return err
+		}
+		n6, err := net.InterfaceByName("n6")
+		mtu3, mtu6 = n3.MTU, n6.MTU
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mtu3 != 1400 || mtu6 != 1500 {
+		t.Errorf("MTUs n3 %d, n6 %d; want 1400 (configured) and 1500 (left as it was)", mtu3, mtu6)
 	}
 }

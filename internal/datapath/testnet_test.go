@@ -45,7 +45,7 @@ const (
 func loadIn(t testing.TB, ns string, opts Options) *Datapath {
 	t.Helper()
 	if opts.Interfaces == nil {
-		opts.Interfaces = []Interface{{"n3", N3}, {"n6", N6}, {"n9", N9}}
+		opts.Interfaces = []Interface{{Name: "n3", Role: N3}, {Name: "n6", Role: N6}, {Name: "n9", Role: N9}}
 	}
 	if opts.GTPUAddrs == nil {
 		opts.GTPUAddrs = []netip.Addr{addrN3, addrN3v6, addrN9}

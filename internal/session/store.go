@@ -14,6 +14,8 @@ type Options struct {
 	// UE address pools by network instance (DNN); "" is the default.
 	Pools       map[string][]netip.Prefix
 	MaxSessions int
+	// MaxPDRs is the most PDRs one session may have; 0: no limit.
+	MaxPDRs int
 }
 
 // Store holds the sessions and what they own: SEIDs, TEIDs, UE addresses.
@@ -139,6 +141,9 @@ func (s *Store) Plan(req Request) (*Change, error) {
 		c, err = s.planDelete(r)
 	default:
 		return nil, refuse(CauseRequestRejected, 0, "unknown request %T", req)
+	}
+	if err == nil && c.Next != nil && s.opts.MaxPDRs > 0 && c.Next.PDRs.Len() > s.opts.MaxPDRs {
+		err = refuse(CauseNoResources, IECreatePDR, "%d PDRs in the session: at most %d (max_pdrs_per_session)", c.Next.PDRs.Len(), s.opts.MaxPDRs)
 	}
 	if err != nil {
 		if c != nil {

@@ -209,3 +209,19 @@ func TestMaxSessions(t *testing.T) {
 		t.Errorf("a fourth session over a maximum of 3: %v", err)
 	}
 }
+
+// max_pdrs_per_session: a session with more PDRs is refused as a whole,
+// naming Create PDR, and nothing it reserved stays taken.
+func TestMaxPDRs(t *testing.T) {
+	s := newStore()
+	s.opts.MaxPDRs = 1
+	_, err := s.Plan(plain(1))
+	if e, ok := err.(*Error); !ok || e.Cause != CauseNoResources || e.IE != IECreatePDR {
+		t.Fatalf("a session of 2 PDRs over a maximum of 1: %v", err)
+	}
+	if len(s.teids) != 0 || len(s.ues) != 0 {
+		t.Errorf("the refused session left TEIDs %v and UE addresses %v taken", s.teids, s.ues)
+	}
+	s.opts.MaxPDRs = 2
+	commit(t, s, plain(1))
+}

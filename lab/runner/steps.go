@@ -244,17 +244,12 @@ func (r *runner) ping(ctx context.Context, st scenario.Step) error {
 // cbr sends uplink at a constant rate (or flood) for each size, like ocbr,
 // and reports the goodput that arrived.
 func (r *runner) cbr(ctx context.Context, m *measurer, st scenario.Step) error {
-	c := st.CBR
-	var points []report.CBR
-	for _, size := range c.Sizes {
-		l := newLoad(scenario.Uplink, scenario.Size{Bytes: size}, c.Rate, c.Duration, r.sessions, r.s.Sessions.Flows, tgen.UPF)
-		meas, err := m.run(ctx, l)
-		if err != nil {
-			return err
-		}
-		pt := report.NewCBR(size, l.pps/1e3, time.Duration(meas.Seconds*float64(time.Second)), meas.TxPackets, meas.RxPackets)
-		r.progress("  %d B: %.0f pps, %.1f Mbit/s, loss %.3f%%", size, pt.PPS, pt.Mbps, pt.LossPct)
-		points = append(points, pt)
+	t := Traffic{Direction: scenario.Uplink, Sessions: r.sessions, Flows: r.s.Sessions.Flows}
+	points, err := cbrSweep(ctx, m, t, tgen.UPF, *st.CBR, func(pt report.CBR) {
+		r.progress("  %d B: %.0f pps, %.1f Mbit/s, loss %.3f%%", pt.Size, pt.PPS, pt.Mbps, pt.LossPct)
+	})
+	if err != nil {
+		return err
 	}
 	r.run.AddCBR(st.Header(), points...)
 	return nil

@@ -75,7 +75,8 @@ type FlowStats struct {
 // Count is then about a 64th of the frames, and the delay includes the
 // batch's building time, a few microseconds.
 type Latency struct {
-	Count                uint64 // frames whose latency was taken
+	Count                uint64        // frames whose latency was taken
+	Min                  time.Duration // as the percentiles: its bucket's middle
 	Mean, P50, P99, P999 time.Duration
 	Max                  time.Duration
 }
@@ -173,6 +174,6 @@ func latency(hist []uint64, count, sum, maxNS uint64) Latency {
 		}
 		return l.Max
 	}
-	l.P50, l.P99, l.P999 = at(0.5), at(0.99), at(0.999)
+	l.Min, l.P50, l.P99, l.P999 = at(0), at(0.5), at(0.99), at(0.999)
 	return l
 }

@@ -103,9 +103,9 @@ func TestPrivilegedRestoreState(t *testing.T) {
 			return
 		}
 		for name, pair := range map[string][2]any{
-			"store":    {first.store, second.store},
-			"meters":   {first.meters, second.meters},
-			"saved":    {was, now}, // the compiler's images too
+			"store":  {first.store, second.store},
+			"meters": {first.meters, second.meters},
+			"saved":  {was, now}, // the compiler's images too
 		} {
 			if !reflect.DeepEqual(pair[0], pair[1]) {
 				t.Errorf("%s differs after restore:\n was %+v\n now %+v", name, pair[0], pair[1])

@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 	"strings"
 	"time"
 )
@@ -199,23 +198,4 @@ func (c *cli) noArgs(g *globals, verb string, args []string) error {
 		return usageError(fmt.Sprintf("%s takes no arguments, not %q", verb, strings.Join(pos, " ")))
 	}
 	return c.connect(g)
-}
-
-// upfctlVersion is the module version and VCS revision upfctl was built
-// from, as Go records them.
-func upfctlVersion() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	v := info.Main.Version
-	for _, s := range info.Settings {
-		switch {
-		case s.Key == "vcs.revision" && len(s.Value) >= 12:
-			v += " " + s.Value[:12]
-		case s.Key == "vcs.modified" && s.Value == "true":
-			v += "+dirty"
-		}
-	}
-	return v
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/sluice-upf/sluice/internal/api"
+	"github.com/sluice-upf/sluice/internal/buildinfo"
 )
 
 // printJSON writes the API's answer as it came: -o json.
@@ -61,7 +62,7 @@ func (c *cli) version(g *globals, args []string) error {
 	t.row("go:", v.Go)
 	t.row("node ID:", v.NodeID)
 	t.row("started:", fmt.Sprintf("%s (%s ago)", stamp(v.Started), age(c.now().Sub(v.Started))))
-	t.row("upfctl:", upfctlVersion())
+	t.row("upfctl:", buildinfo.Version())
 	t.flush()
 	return nil
 }

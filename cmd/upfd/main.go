@@ -18,13 +18,13 @@ import (
 	"net/netip"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/sluice-upf/sluice/internal/api"
+	"github.com/sluice-upf/sluice/internal/buildinfo"
 	"github.com/sluice-upf/sluice/internal/config"
 	"github.com/sluice-upf/sluice/internal/datapath"
 	"github.com/sluice-upf/sluice/internal/gtpu"
@@ -37,7 +37,7 @@ import (
 func main() {
 	args := os.Args[1:]
 	if len(args) > 0 && args[0] == "version" {
-		fmt.Println("upfd", version())
+		fmt.Println("upfd", buildinfo.Version())
 		return
 	}
 	check := len(args) > 0 && args[0] == "check"
@@ -177,7 +177,7 @@ func run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		if err != nil {
 			return err
 		}
-		h := api.New(api.Options{N4: srv, Datapath: d, Version: version(), Token: cfg.API.Token, Log: log})
+		h := api.New(api.Options{N4: srv, Datapath: d, Version: buildinfo.Version(), Token: cfg.API.Token, Log: log})
 		go func() {
 			if err := api.Serve(ctx, ln, h); err != nil {
 				log.Error("upfd: REST API stopped: " + err.Error())
@@ -260,23 +260,4 @@ func attach(d *datapath.Datapath, mode string, log *slog.Logger) (string, error)
 	}
 	log.Warn("upfd: native XDP failed; attaching in generic mode (slower)", "err", err)
 	return config.XDPGeneric, d.Attach(datapath.Generic)
-}
-
-// version is the module version and VCS revision the binary was built
-// from, as Go records them.
-func version() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	v := info.Main.Version
-	for _, s := range info.Settings {
-		switch {
-		case s.Key == "vcs.revision" && len(s.Value) >= 12:
-			v += " " + s.Value[:12]
-		case s.Key == "vcs.modified" && s.Value == "true":
-			v += "+dirty"
-		}
-	}
-	return v
 }

@@ -360,32 +360,11 @@ func isServiceLink(name, value string) bool {
 func closest(name string, names []string) string {
 	best, bestDist := "", 3
 	for _, n := range names {
-		if d := editDistance(name, n); d < bestDist && d < len(name) {
+		if d := yamlfile.EditDistance(name, n); d < bestDist && d < len(name) {
 			best, bestDist = n, d
 		}
 	}
 	return best
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
 
 // Usage writes the flags and variables that set the configuration, with

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sluice-upf/sluice/internal/datapath"
+	"github.com/sluice-upf/sluice/internal/yamlfile"
 )
 
 // writeFile writes text to upfd.yaml in a new directory and returns its path.
@@ -446,7 +447,7 @@ func TestEditDistance(t *testing.T) {
 		a, b string
 		want int
 	}{{"", "", 0}, {"abc", "", 3}, {"pfcp.lisen", "pfcp.listen", 1}, {"t1", "n1", 1}, {"kitten", "sitting", 3}} {
-		if got := editDistance(tc.a, tc.b); got != tc.want {
+		if got := yamlfile.EditDistance(tc.a, tc.b); got != tc.want {
 			t.Errorf("%q, %q: got %d, want %d", tc.a, tc.b, got, tc.want)
 		}
 	}

@@ -318,3 +318,25 @@ func Quote(s string) string {
 	}
 	return strconv.Quote(string([]rune(s)[:limit])) + "..."
 }
+
+// EditDistance is the Levenshtein distance between a and b: how far a
+// mistyped key is from a known one, for "did you mean".
+func EditDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}

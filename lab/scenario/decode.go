@@ -96,32 +96,11 @@ func unknownKey(key, what string, known []string, others map[string]string) stri
 func nearest(key string, known []string) string {
 	best, bestDistance := "", 3
 	for _, k := range known {
-		if dist := editDistance(strings.ToLower(key), k); dist < bestDistance {
+		if dist := yamlfile.EditDistance(strings.ToLower(key), k); dist < bestDistance {
 			best, bestDistance = k, dist
 		}
 	}
 	return best
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
 
 // quoteKey shows a key as written when that is safe on one line.

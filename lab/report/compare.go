@@ -64,7 +64,7 @@ type compared struct {
 
 // hasResults says whether a step has results of its kind to compare.
 func (s *Step) hasResults() bool {
-	return s.Error == "" && (len(s.Throughput)+len(s.NDR)+len(s.Ping)+len(s.CBR)+len(s.Subscribers) > 0 || s.Churn != nil)
+	return s.Error == "" && (len(s.Throughput)+len(s.NDR)+len(s.Ping)+len(s.CBR)+len(s.Subscribers) > 0 || s.Churn != nil || s.Restart != nil)
 }
 
 // matching finds in each run the step of h's name and kind that has
@@ -102,6 +102,8 @@ func compareStep(b *strings.Builder, kind string, rows []compared) {
 		compareSubscribers(b, rows, ratio)
 	case "churn":
 		compareChurn(b, rows, ratio)
+	case "restart":
+		compareRestart(b, rows, ratio)
 	}
 }
 

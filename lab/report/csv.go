@@ -14,7 +14,8 @@ var csvColumns = []string{
 	"offered_kpps", "seconds", "tx_packets", "rx_packets", "tx_gbps", "tx_kpps", "rx_gbps", "rx_kpps",
 	"loss_pct", "latency_p50_us", "latency_p99_us", "latency_max_us", "cpu_pct", "ratio_to_reference",
 	"rtt_min_ms", "rtt_avg_ms", "rtt_max_ms", "rtt_mdev_ms", "goodput_pps", "goodput_mbps",
-	"target_per_second", "sessions_per_second", "failed", "setup_p50_ms", "setup_p99_ms", "error",
+	"target_per_second", "sessions_per_second", "failed", "setup_p50_ms", "setup_p99_ms",
+	"lost_packets", "duplicates", "reordered", "sent_while_away", "stop_ms", "restart_ms", "recovery_unchanged", "error",
 }
 
 // row is one CSV row by column name.
@@ -22,8 +23,9 @@ type row map[string]string
 
 // WriteCSV writes one row per measurement: a direction of a throughput
 // step, an NDR trial and the NDR itself (trial empty), a ping or cbr size,
-// a direction at a subscriber count, a churn step. "through" says whether
-// the UPF under test or the reference forwarder carried the traffic.
+// a direction at a subscriber count, a churn step, a direction across a
+// restart. "through" says whether the UPF under test or the reference
+// forwarder carried the traffic.
 func WriteCSV(w io.Writer, run *Run) error {
 	out := csv.NewWriter(w)
 	if err := out.Write(csvColumns); err != nil {
@@ -72,6 +74,9 @@ func stepRows(s Step) []row {
 	}
 	if s.Churn != nil {
 		rows = append(rows, churnRow(*s.Churn))
+	}
+	if s.Restart != nil {
+		rows = append(rows, restartRows(*s.Restart)...)
 	}
 	return rows
 }

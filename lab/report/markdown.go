@@ -33,6 +33,7 @@ func writeMarkdown(w io.Writer, run *Run, withPlots bool) error {
 		{"Constant bit rate", cbrSection},
 		{"Subscribers", subscribersSection},
 		{"Session churn", churnSection},
+		{"Restart under traffic", restartSection},
 	}
 	for _, s := range sections {
 		var section strings.Builder

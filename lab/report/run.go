@@ -74,7 +74,7 @@ type Placement struct {
 // Header says which step a result belongs to.
 type Header struct {
 	Name  string `json:"name"`  // unique in the run; Compare matches steps by it
-	Kind  string `json:"kind"`  // throughput, ndr, ping, cbr, subscribers or churn
+	Kind  string `json:"kind"`  // throughput, ndr, ping, cbr, subscribers, churn or restart
 	Setup string `json:"setup"` // what the step did, in a few words
 }
 
@@ -89,6 +89,7 @@ type Step struct {
 	CBR         []CBR            `json:"cbr,omitempty"`
 	Subscribers []SubscriberLoad `json:"subscribers,omitempty"`
 	Churn       *Churn           `json:"churn,omitempty"`
+	Restart     *Restart         `json:"restart,omitempty"`
 }
 
 // Measurement is one direction of traffic for a while. Rates count

@@ -81,10 +81,15 @@ func (r *runner) all(ctx context.Context) (err error) {
 	if r.s.UPF.Kind == scenario.UPFReference {
 		return nil
 	}
-	if err := r.startUPF(ctx); err != nil {
+	// Stopped also when the rest of the start fails: a pinned upfd
+	// forwards on until its pins are removed.
+	err = r.startUPF(ctx)
+	if r.upf != nil {
+		defer func() { err = errors.Join(err, r.stopUPF()) }()
+	}
+	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, r.stopUPF()) }()
 	for i, st := range r.s.Steps {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -135,7 +140,7 @@ func (r *runner) reference(ctx context.Context) error {
 
 func (r *runner) startUPF(ctx context.Context) error {
 	u := r.s.UPF
-	p, command, err := startUPF(r.lab, u, r.o.UPFD, r.o.Dir)
+	p, command, err := startUPF(r.lab, r.s, r.o.UPFD, r.o.Dir)
 	if err != nil {
 		return err
 	}

@@ -49,6 +49,8 @@ func (r *runner) step(ctx context.Context, st scenario.Step) error {
 		return r.cbr(ctx, m, st)
 	case scenario.KindChurn:
 		return r.churn(ctx, st)
+	case scenario.KindRestart:
+		return r.restart(ctx, st)
 	default:
 		return fmt.Errorf("step kind %q is not run", st.Kind)
 	}

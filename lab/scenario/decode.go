@@ -374,6 +374,8 @@ func (d *decoder) stepFields(st *Step) []field {
 			{"per_second", value(d, &c.PerSecond, "a number such as 100", parseCount(countRange{1, MaxSessions}))},
 			{"duration", value(d, &c.Duration, "a duration such as 10s", parseDuration)},
 		}
+	case KindRestart:
+		return d.restartFields(st.Restart)
 	}
 	return nil
 }

@@ -100,7 +100,7 @@ var keys = []string{
 	"steps[].sizes", "steps[].count", "steps[].interval",
 	"steps[].counts", "steps[].uplink", "steps[].downlink",
 	"steps[].uplink[].protocol", "steps[].uplink[].rate", "steps[].uplink[].pps",
-	"steps[].per_second",
+	"steps[].per_second", "steps[].at",
 	"outputs", "outputs.directory", "outputs.formats",
 }
 
@@ -154,7 +154,7 @@ func TestParseExample(t *testing.T) {
 // added to the package must be added to one of them.
 func TestExamplesSetEveryKey(t *testing.T) {
 	var lines []map[string]int
-	for _, text := range []string{example, upfdExample} {
+	for _, text := range []string{example, upfdExample, restartExample(t)} {
 		lines = append(lines, mustParse(t, text).src.lines)
 	}
 	for _, key := range keys {
@@ -192,7 +192,8 @@ func TestDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, text := range map[string]string{"example": example, "upfdExample": upfdExample, "default.yaml": string(defaultYAML)} {
+	for name, text := range map[string]string{"example": example, "upfdExample": upfdExample, "default.yaml": string(defaultYAML),
+		"restart.yaml": restartExample(t)} {
 		if !strings.Contains(string(doc), "```yaml\n"+text+"```\n") {
 			t.Errorf("docs/lab.md does not show %s as it is; copy it over", name)
 		}

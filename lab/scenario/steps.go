@@ -18,10 +18,11 @@ const (
 	KindCBR         = "cbr"         // goodput at a constant rate or flood, by size
 	KindSubscribers = "subscribers" // seed 003's subscriber traffic model, by subscriber count
 	KindChurn       = "churn"       // sessions deleted and established again, per second
+	KindRestart     = "restart"     // the UPF restarted under steady traffic
 )
 
 // Kinds lists the step kinds in the order the docs give them.
-var Kinds = []string{KindThroughput, KindNDR, KindPing, KindCBR, KindSubscribers, KindChurn}
+var Kinds = []string{KindThroughput, KindNDR, KindPing, KindCBR, KindSubscribers, KindChurn, KindRestart}
 
 // Step is one measurement of a scenario. Exactly the field of its Kind is set.
 type Step struct {
@@ -36,6 +37,7 @@ type Step struct {
 	CBR         *CBR
 	Subscribers *Subscribers
 	Churn       *Churn
+	Restart     *Restart
 }
 
 // Direction is which way traffic goes.
@@ -169,6 +171,8 @@ func newStep(kind string) *Step {
 			Uplink: SeedUplink, Downlink: SeedDownlink}
 	case KindChurn:
 		st.Churn = &Churn{PerSecond: 100, Duration: 10 * time.Second}
+	case KindRestart:
+		st.Restart = defaultRestart()
 	default:
 		return nil
 	}
@@ -180,6 +184,7 @@ func (st *Step) complete() bool {
 	set := map[string]bool{
 		KindThroughput: st.Throughput != nil, KindNDR: st.NDR != nil, KindPing: st.Ping != nil,
 		KindCBR: st.CBR != nil, KindSubscribers: st.Subscribers != nil, KindChurn: st.Churn != nil,
+		KindRestart: st.Restart != nil,
 	}
 	return set[st.Kind]
 }
@@ -205,6 +210,8 @@ func (st *Step) Setup() string {
 		return fmt.Sprintf("%s subscribers, %s each", sizesText(s.Counts), s.Duration)
 	case KindChurn:
 		return fmt.Sprintf("%d/s for %s", st.Churn.PerSecond, st.Churn.Duration)
+	case KindRestart:
+		return st.Restart.setup()
 	}
 	return ""
 }
@@ -229,6 +236,8 @@ func (st *Step) derivedName() string {
 		return "subscribers " + sizesText(st.Subscribers.Counts)
 	case KindChurn:
 		return fmt.Sprintf("churn %d/s", st.Churn.PerSecond)
+	case KindRestart:
+		return st.Restart.derivedName()
 	}
 	return st.Kind
 }
@@ -269,6 +278,8 @@ func (st *Step) Estimate() time.Duration {
 		return times(len(st.Subscribers.Counts), st.Subscribers.Duration)
 	case KindChurn:
 		return st.Churn.Duration
+	case KindRestart:
+		return st.Restart.Duration // both directions at once
 	}
 	return 0
 }

@@ -22,6 +22,7 @@ func (s *Scenario) Validate() error {
 		v.add("reference", "the UPF under test is the reference forwarder already; remove reference: true")
 	}
 	v.steps(s)
+	v.restarts(s)
 	v.outputs(s.Outputs)
 	return yamlfile.Earliest(v.problems)
 }
@@ -190,6 +191,8 @@ func (v *validator) step(path string, st Step, sessions int) {
 			v.add(yamlfile.KeyPath(path, "per_second"), "%d is more than the %d sessions%s; churn re-establishes sessions that exist",
 				st.Churn.PerSecond, sessions, v.onLine("sessions.count"))
 		}
+	case KindRestart:
+		v.restartTiming(path, st.Restart)
 	}
 }
 

@@ -23,6 +23,7 @@ lint:
 		if [ -n "$$out" ]; then echo "gofmt would change: $$out" >&2; exit 1; fi
 	$(GO) vet ./...
 	clang-format-19 --dry-run -Werror $(BPF_SRC)
+	./scripts/lint-deploy.sh
 
 deps:
 	./scripts/deps.sh

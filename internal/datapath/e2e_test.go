@@ -247,3 +247,35 @@ func TestPrivilegedAttachSetsMTU(t *testing.T) {
 		t.Errorf("MTUs n3 %d, n6 %d; want 1400 (configured) and 1500 (left as it was)", mtu3, mtu6)
 	}
 }
+
+// A device re-created while the datapath was pinned severs its pinned
+// link: the next Attach drops that pin and attaches afresh.
+func TestPrivilegedPinnedAttachAfterDeviceRecreated(t *testing.T) {
+	ns := testenv.UPF(t)
+	pin := fmt.Sprintf("/sys/fs/bpf/sluice-test-severed-%d", os.Getpid())
+	t.Cleanup(func() { os.RemoveAll(pin) })
+	opts := Options{Interfaces: []Interface{{Name: "n3", Role: N3}, {Name: "n6", Role: N6}}, GTPUAddrs: []netip.Addr{addrN3}, PinPath: pin}
+	attach := func() error {
+		return netns.Do(ns, func() error {
+			d, err := Load(opts)
+			if err != nil {
+				return err
+			}
+			defer d.Close()
+			return d.Attach(Native)
+		})
+	}
+	if err := attach(); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Sh(t, "ip", "-n", ns, "link", "del", "n6")
+	testenv.Sh(t, "ip", "-n", ns, "link", "add", "n6", "type", "veth", "peer", "name", "n6p")
+	testenv.Sh(t, "ip", "-n", ns, "link", "set", "n6", "up")
+	if err := attach(); err != nil {
+		t.Fatalf("attach after n6 was re-created: %v", err)
+	}
+	out, _ := exec.Command("ip", "-n", ns, "link", "show", "n6").CombinedOutput()
+	if !strings.Contains(string(out), "xdp") {
+		t.Errorf("no program on the re-created n6:\n%s", out)
+	}
+}

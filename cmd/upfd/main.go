@@ -173,16 +173,12 @@ func run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		}
 	}
 	if cfg.API.Listen.IsValid() { // after restore: the API shows the restored state
-		ln, err := api.Listen(cfg.API.Listen.String())
+		h := api.New(api.Options{N4: srv, Datapath: d, Version: buildinfo.Version(), Token: cfg.API.Token, Log: log})
+		stopAPI, err := listenHTTP("api", cfg.API.Listen, h, log)
 		if err != nil {
 			return err
 		}
-		h := api.New(api.Options{N4: srv, Datapath: d, Version: buildinfo.Version(), Token: cfg.API.Token, Log: log})
-		go func() {
-			if err := api.Serve(ctx, ln, h); err != nil {
-				log.Error("upfd: REST API stopped: " + err.Error())
-			}
-		}()
+		defer stopAPI()
 		log.Info("upfd: serving the REST API", "listen", cfg.API.Listen, "writes", cfg.API.Token != "")
 	}
 	if cfg.Metrics.Listen.IsValid() {
@@ -190,11 +186,12 @@ func run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		if err != nil {
 			return err
 		}
-		stopMetrics, err := metrics.Listen(cfg.Metrics.Listen, metrics.Handler(reg), log)
+		stopMetrics, err := listenHTTP("metrics", cfg.Metrics.Listen, metrics.Handler(reg), log)
 		if err != nil {
 			return err
 		}
 		defer stopMetrics()
+		log.Info("upfd: serving Prometheus", "url", "http://"+cfg.Metrics.Listen.String()+metrics.Path)
 	}
 	log.Info("upfd: serving N4", "listen", cfg.PFCP.Listen, "node_id", cfg.NodeID, "sessions", store.Len())
 	err = srv.Serve(ctx)

@@ -20,7 +20,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -167,34 +166,6 @@ func n4Trouble(err error, waited time.Duration) string {
 		return fmt.Sprintf("the N4 serve loop did not answer within %s: upfd is overloaded or stuck; see its log", waited)
 	}
 	return "N4: " + err.Error()
-}
-
-// Listen binds the API's address (api.listen), so that a port in use
-// stops upfd at start, not later.
-func Listen(addr string) (net.Listener, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("api: listen on %s: %w: set api.listen to a free address", addr, err)
-	}
-	return ln, nil
-}
-
-// Serve serves h on ln until ctx ends, then gives requests under way two
-// seconds to finish.
-func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
-		WriteTimeout: 30 * time.Second, IdleTimeout: time.Minute}
-	stop := context.AfterFunc(ctx, func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-	})
-	defer stop()
-	err := srv.Serve(ln)
-	if errors.Is(err, http.ErrServerClosed) {
-		return nil
-	}
-	return err
 }
 
 // readBody reads a small JSON body into v, refusing unknown fields.

@@ -14,12 +14,8 @@ package metrics
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"log/slog"
-	"net"
 	"net/http"
-	"net/netip"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -82,29 +78,4 @@ func Handler(g prometheus.Gatherer) http.Handler {
 		ErrorHandling: promhttp.ContinueOnError,
 	}))
 	return mux
-}
-
-// Listen serves h on addr until stop is called. It returns once the
-// socket is bound, so that an address in use is an error here, before the
-// UPF starts.
-func Listen(addr netip.AddrPort, h http.Handler, log *slog.Logger) (stop func(), err error) {
-	l, err := net.Listen("tcp", addr.String())
-	if err != nil {
-		return nil, fmt.Errorf("metrics: listen on %s: %w", addr, err)
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
-			log.Error("metrics: serve", "listen", addr, "err", err)
-		}
-	}()
-	log.Info("metrics: serving Prometheus", "url", "http://"+l.Addr().String()+Path)
-	return func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-		<-done
-	}, nil
 }

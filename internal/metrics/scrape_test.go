@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"regexp"
 	"slices"
 	"sort"
@@ -336,36 +334,5 @@ func TestHandlerServesOnlyMetrics(t *testing.T) {
 		if rec.Code != c.want {
 			t.Errorf("%s %s: %d, want %d", c.method, c.path, rec.Code, c.want)
 		}
-	}
-}
-
-// Listen binds before it returns: an address in use is its error; a free
-// one serves the metrics until stop.
-func TestListenBindsFirst(t *testing.T) {
-	h := newHandler(t, Sources{})
-	taken, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := netip.MustParseAddrPort(taken.Addr().String())
-	if _, err := Listen(addr, h, discard()); err == nil || !strings.Contains(err.Error(), "metrics: listen on "+addr.String()) {
-		t.Errorf("address in use: %v", err)
-	}
-	taken.Close()
-	stop, err := Listen(addr, h, discard())
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.Get("http://" + addr.String() + Path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Errorf("GET %s: %s", Path, resp.Status)
-	}
-	stop()
-	if _, err := http.Get("http://" + addr.String() + Path); err == nil {
-		t.Error("still serving after stop")
 	}
 }

@@ -2,6 +2,7 @@ package pfcp
 
 import (
 	"encoding/binary"
+	"strings"
 	"sync/atomic"
 
 	"github.com/wmnsk/go-pfcp/message"
@@ -30,9 +31,14 @@ const (
 	ReportUPIR        // user plane inactivity
 )
 
-// responseTypes are the response message types (§7.3, Table 7.3-1).
-var responseTypes = [256]bool{2: true, 4: true, 6: true, 8: true, 10: true, 11: true, 13: true,
-	15: true, 51: true, 53: true, 55: true, 57: true}
+// responseTypes are the response message types of Table 7.3-1, by the
+// names messageTypes gives them.
+var responseTypes = func() (r [256]bool) {
+	for typ, name := range messageTypes {
+		r[typ] = strings.HasSuffix(name, " Response")
+	}
+	return r
+}()
 
 func (t *Stats) received(b []byte) {
 	if len(b) >= 2 {

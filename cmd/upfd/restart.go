@@ -20,7 +20,7 @@ import (
 // other maps, nor twice.
 
 // stateVersion changes when the saved form does: an older file is not read.
-const stateVersion = 1
+const stateVersion = 2
 
 type stateHeader struct {
 	Version  int

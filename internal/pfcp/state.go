@@ -142,7 +142,7 @@ func (s *Server) Restore(dec *json.Decoder) error {
 	if err := s.store.Restore(dec); err != nil {
 		return fmt.Errorf("pfcp: restore sessions: %w", err)
 	}
-	if err := s.rules.Restore(dec); err != nil {
+	if err := s.rules.Restore(dec, s.store.Get); err != nil {
 		return fmt.Errorf("pfcp: restore rules: %w", err)
 	}
 	if err := s.meters.Restore(dec); err != nil {

@@ -22,16 +22,37 @@ type Interfaces struct {
 	Access, Core []netip.Addr
 }
 
-// image is a session as installed: its entries and the slots they use.
-// Its fields are exported for Save, which writes it as it is.
+// kept is what the compiler keeps of an installed session: the slots its
+// rules hold and the session itself (the store's, immutable). The lookup
+// entries are not kept: they hold a copy of every PDR, and compile gives
+// them back from the session and the slots (full). At a million sessions
+// that halves the compiler's memory. Its fields are exported for Save.
+type kept struct {
+	Session uint32
+	FARs    table[uint32, farSlot] // by FAR ID
+	QERs    table[uint32, qerSlot]
+	URRs    table[uint32, urrSlot]
+	SDFs    table[datapath.SDF, uint32] // filter -> slot
+
+	from *session.Session
+}
+
+// image is a session compiled: its slots and its lookup entries.
 type image struct {
-	Session  uint32
-	FARs     table[uint32, farSlot] // by FAR ID
-	QERs     table[uint32, qerSlot]
-	URRs     table[uint32, urrSlot]
-	SDFs     table[datapath.SDF, uint32] // filter -> slot
+	kept
 	Uplink   table[datapath.UplinkKey, datapath.Rules]
 	Downlink table[netip.Prefix, datapath.Rules]
+}
+
+// full is the image of what k installed. Every rule's value and slot are
+// as kept, so compile reuses them all and takes no slot.
+func (c *Compiler) full(k *kept) *image {
+	img, err := c.compile(k.from, &image{kept: *k})
+	if err != nil {
+		// It compiled once into these very slots: it cannot fail now.
+		panic(fmt.Sprintf("rules: session %#x no longer compiles: %v", k.Session, err))
+	}
+	return img
 }
 
 type farSlot struct {
@@ -59,12 +80,13 @@ type urrSlot struct {
 // the same (and for every URR that stays) and new ones otherwise. Lists
 // for multi-PDR entries get their slots later, in plan.
 func (c *Compiler) compile(s *session.Session, prev *image) (*image, error) {
-	img := &image{
+	img := &image{kept: kept{
+		from:    s,
 		Session: uint32(s.SEID),
 		FARs:    make(table[uint32, farSlot], 0, s.FARs.Len()),
 		QERs:    make(table[uint32, qerSlot], 0, s.QERs.Len()),
 		URRs:    make(table[uint32, urrSlot], 0, s.URRs.Len()),
-	}
+	}}
 	// Slots are taken in ID order so that a session compiles the same way
 	// every time.
 	for id, f := range s.FARs.All() {

@@ -17,7 +17,7 @@ type Compiler struct {
 	urrSlots  *slots
 	sdfSlots  *slots
 	listSlots *slots
-	installed map[uint64]*image // by SEID
+	installed map[uint64]*kept  // by SEID
 	lists     map[any]uint32    // lookup key -> its list slot, when it has one
 }
 
@@ -30,7 +30,7 @@ func NewCompiler(ifaces Interfaces, sizes datapath.Sizes) *Compiler {
 		urrSlots:  newSlots(sizes.URRs),
 		sdfSlots:  newSlots(sizes.SDFs),
 		listSlots: newSlots(sizes.PDRLists),
-		installed: map[uint64]*image{},
+		installed: map[uint64]*kept{},
 		lists:     map[any]uint32{},
 	}
 }
@@ -42,6 +42,7 @@ type Plan struct {
 	// puts back every lookup entry as it was (old slots were never touched).
 	Ops, Undo []datapath.Op
 
+	prev      *image
 	next      *image // nil: the session is gone
 	newSlots  []func()
 	freeSlots []func()
@@ -53,11 +54,11 @@ var empty = &image{}
 // Plan compiles next (nil: the session is deleted) against what seid has
 // installed. It takes slots; Commit keeps them, Abort gives them back.
 func (c *Compiler) Plan(seid uint64, next *session.Session) (*Plan, error) {
-	prev := c.installed[seid]
-	if prev == nil {
-		prev = empty
+	prev := empty
+	if k := c.installed[seid]; k != nil {
+		prev = c.full(k)
 	}
-	p := &Plan{SEID: seid}
+	p := &Plan{SEID: seid, prev: prev}
 	img := empty
 	if next != nil {
 		var err error
@@ -227,20 +228,18 @@ func (c *Compiler) Commit(p *Plan) {
 	for _, f := range p.freeSlots {
 		f()
 	}
-	prev := c.installed[p.SEID]
-	if prev != nil {
-		for _, e := range prev.Uplink {
-			delete(c.lists, e.Key)
-		}
-		for _, e := range prev.Downlink {
-			delete(c.lists, e.Key)
-		}
+	for _, e := range p.prev.Uplink {
+		delete(c.lists, e.Key)
+	}
+	for _, e := range p.prev.Downlink {
+		delete(c.lists, e.Key)
 	}
 	if p.next == nil || p.next == empty {
 		delete(c.installed, p.SEID)
 		return
 	}
-	c.installed[p.SEID] = p.next
+	k := p.next.kept // a copy: the lookups go with the image
+	c.installed[p.SEID] = &k
 	for _, e := range p.lists {
 		c.lists[e.Key] = e.Val
 	}
@@ -256,26 +255,26 @@ func (c *Compiler) Abort(p *Plan) {
 
 // SpendTimeQuota stops the traffic a URR measures, its time quota spent
 // (§5.2.2.2.1), until the SMF grants another. It returns the op to apply;
-// the image records it so later changes keep it.
+// the compiler keeps it so later changes keep it.
 func (c *Compiler) SpendTimeQuota(seid uint64, urrID uint32) (datapath.Op, bool) {
-	img := c.installed[seid]
-	if img == nil {
+	k := c.installed[seid]
+	if k == nil {
 		return nil, false
 	}
-	u, ok := img.URRs.get(urrID)
+	u, ok := k.URRs.get(urrID)
 	if !ok || u.Spent {
 		return nil, false
 	}
 	u.Spent, u.URR.HasQuota, u.URR.Quota = true, true, 0
-	img.URRs.set(urrID, u)
-	return datapath.PutURR{ID: u.Slot, URR: u.URR, Session: img.Session}, true
+	k.URRs.set(urrID, u)
+	return datapath.PutURR{ID: u.Slot, URR: u.URR, Session: k.Session}, true
 }
 
 // URRSlots is where each URR of an installed session counts.
 func (c *Compiler) URRSlots(seid uint64) map[uint32]uint32 {
 	out := map[uint32]uint32{}
-	if img := c.installed[seid]; img != nil {
-		for _, u := range img.URRs {
+	if k := c.installed[seid]; k != nil {
+		for _, u := range k.URRs {
 			out[u.Key] = u.Val.Slot
 		}
 	}

@@ -7,47 +7,51 @@ import (
 	"slices"
 
 	"github.com/sluice-upf/sluice/internal/datapath"
+	"github.com/sluice-upf/sluice/internal/session"
 )
 
 // Save and Restore carry the compiler across a restart of upfd that keeps
-// the datapath (pinned maps): every session's image, as installed, so that
-// the next process knows which slot holds what without touching a map.
+// the datapath (pinned maps): the slots of every session, as installed,
+// and the list slots of lookups with more than one PDR, so that the next
+// process knows which slot holds what without touching a map.
 
-type savedImage struct {
+type savedSession struct {
 	SEID  uint64
-	Image *image
-	// The list slots of the image's lookups that have more than one PDR.
-	UplinkLists   table[datapath.UplinkKey, uint32]
-	DownlinkLists table[netip.Prefix, uint32]
+	Slots *kept
 }
 
-// Save writes what every session has installed: a count, then the images.
+// savedLists are the list slots by lookup key.
+type savedLists struct {
+	Uplink   table[datapath.UplinkKey, uint32]
+	Downlink table[netip.Prefix, uint32]
+}
+
+// Save writes a count, the sessions' slots, then the list slots.
 func (c *Compiler) Save(enc *json.Encoder) error {
 	if err := enc.Encode(len(c.installed)); err != nil {
 		return err
 	}
-	for seid, img := range c.installed {
-		v := savedImage{SEID: seid, Image: img}
-		for _, e := range img.Uplink {
-			if l, ok := c.lists[e.Key]; ok {
-				v.UplinkLists.set(e.Key, l)
-			}
-		}
-		for _, e := range img.Downlink {
-			if l, ok := c.lists[e.Key]; ok {
-				v.DownlinkLists.set(e.Key, l)
-			}
-		}
-		if err := enc.Encode(v); err != nil {
-			return fmt.Errorf("save the image of session %#x: %w", seid, err)
+	for seid, k := range c.installed {
+		if err := enc.Encode(savedSession{seid, k}); err != nil {
+			return fmt.Errorf("save the slots of session %#x: %w", seid, err)
 		}
 	}
-	return nil
+	var lists savedLists
+	for key, l := range c.lists {
+		switch key := key.(type) {
+		case datapath.UplinkKey:
+			lists.Uplink = append(lists.Uplink, entry[datapath.UplinkKey, uint32]{key, l})
+		case netip.Prefix:
+			lists.Downlink = append(lists.Downlink, entry[netip.Prefix, uint32]{key, l})
+		}
+	}
+	return enc.Encode(lists)
 }
 
 // Restore reads what Save wrote into a compiler that has installed
-// nothing yet, and takes every slot the images hold.
-func (c *Compiler) Restore(dec *json.Decoder) error {
+// nothing yet, and takes every slot held. The sessions are the store's,
+// restored before.
+func (c *Compiler) Restore(dec *json.Decoder, sessions func(seid uint64) (*session.Session, bool)) error {
 	if len(c.installed) > 0 {
 		return fmt.Errorf("restore into a compiler with %d sessions installed", len(c.installed))
 	}
@@ -57,27 +61,34 @@ func (c *Compiler) Restore(dec *json.Decoder) error {
 	}
 	used := map[*slots][]uint32{}
 	for range n {
-		var s savedImage
+		var s savedSession
 		if err := dec.Decode(&s); err != nil {
-			return fmt.Errorf("restore an image: %w", err)
+			return fmt.Errorf("restore the slots of a session: %w", err)
 		}
-		if s.Image == nil {
-			return fmt.Errorf("restore: session %#x has no image", s.SEID)
+		k := s.Slots
+		if k == nil {
+			return fmt.Errorf("restore: session %#x has no slots", s.SEID)
 		}
-		img := s.Image
-		c.installed[s.SEID] = img
-		used[c.farSlots] = append(used[c.farSlots], slotsOf(img.FARs)...)
-		used[c.qerSlots] = append(used[c.qerSlots], slotsOf(img.QERs)...)
-		used[c.urrSlots] = append(used[c.urrSlots], slotsOf(img.URRs)...)
-		used[c.sdfSlots] = append(used[c.sdfSlots], sdfSlots(img.SDFs)...)
-		for _, e := range s.UplinkLists {
-			c.lists[e.Key] = e.Val
-			used[c.listSlots] = append(used[c.listSlots], e.Val)
+		if k.from, _ = sessions(s.SEID); k.from == nil {
+			return fmt.Errorf("restore: session %#x has slots but is not in the store", s.SEID)
 		}
-		for _, e := range s.DownlinkLists {
-			c.lists[e.Key] = e.Val
-			used[c.listSlots] = append(used[c.listSlots], e.Val)
-		}
+		c.installed[s.SEID] = k
+		used[c.farSlots] = append(used[c.farSlots], slotsOf(k.FARs)...)
+		used[c.qerSlots] = append(used[c.qerSlots], slotsOf(k.QERs)...)
+		used[c.urrSlots] = append(used[c.urrSlots], slotsOf(k.URRs)...)
+		used[c.sdfSlots] = append(used[c.sdfSlots], sdfSlots(k.SDFs)...)
+	}
+	var lists savedLists
+	if err := dec.Decode(&lists); err != nil {
+		return fmt.Errorf("restore the list slots: %w", err)
+	}
+	for _, e := range lists.Uplink {
+		c.lists[e.Key] = e.Val
+		used[c.listSlots] = append(used[c.listSlots], e.Val)
+	}
+	for _, e := range lists.Downlink {
+		c.lists[e.Key] = e.Val
+		used[c.listSlots] = append(used[c.listSlots], e.Val)
 	}
 	for pool, ids := range used {
 		if err := pool.take(ids); err != nil {

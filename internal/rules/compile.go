@@ -32,7 +32,7 @@ type kept struct {
 	FARs    table[uint32, farSlot] // by FAR ID
 	QERs    table[uint32, qerSlot]
 	URRs    table[uint32, urrSlot]
-	SDFs    table[datapath.SDF, uint32] // filter -> slot
+	SDFs    table[datapath.SDF, sdfSlot] // filter -> slot
 
 	from *session.Session
 }
@@ -54,6 +54,8 @@ func (c *Compiler) full(k *kept) *image {
 	}
 	return img
 }
+
+type sdfSlot uint32
 
 type farSlot struct {
 	Slot uint32

@@ -175,14 +175,16 @@ func portsOrAny(p []session.PortRange) []datapath.PortRange {
 
 func (c *Compiler) sdfSlot(img, prev *image, f datapath.SDF) (uint32, error) {
 	if slot, ok := img.SDFs.get(f); ok {
-		return slot, nil
+		return uint32(slot), nil
 	}
 	slot, ok := prev.SDFs.get(f)
 	if !ok {
-		if slot, ok = c.sdfSlots.get(); !ok {
+		id, ok := c.sdfSlots.get()
+		if !ok {
 			return 0, &session.Error{Cause: session.CauseNoResources, IE: session.IESDFFilter, Msg: "the datapath's SDF table is full"}
 		}
+		slot = sdfSlot(id)
 	}
 	img.SDFs.set(f, slot)
-	return slot, nil
+	return uint32(slot), nil
 }

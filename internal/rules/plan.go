@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"cmp"
 	"net/netip"
 	"slices"
 
@@ -17,19 +18,19 @@ type Compiler struct {
 	urrSlots  *slots
 	sdfSlots  *slots
 	listSlots *slots
-	installed map[uint64]*kept  // by SEID
-	lists     map[any]uint32    // lookup key -> its list slot, when it has one
+	installed map[uint64]*kept // by SEID
+	lists     map[any]uint32   // lookup key -> its list slot, when it has one
 }
 
 // NewCompiler sizes the slot tables as the datapath made them.
 func NewCompiler(ifaces Interfaces, sizes datapath.Sizes) *Compiler {
 	return &Compiler{
 		ifaces:    ifaces,
-		farSlots:  newSlots(sizes.FARs),
-		qerSlots:  newSlots(sizes.QERs),
-		urrSlots:  newSlots(sizes.URRs),
-		sdfSlots:  newSlots(sizes.SDFs),
-		listSlots: newSlots(sizes.PDRLists),
+		farSlots:  newSlots(datapath.SlotFAR, sizes.FARs),
+		qerSlots:  newSlots(datapath.SlotQER, sizes.QERs),
+		urrSlots:  newSlots(datapath.SlotURR, sizes.URRs),
+		sdfSlots:  newSlots(datapath.SlotSDF, sizes.SDFs),
+		listSlots: newSlots(datapath.SlotList, sizes.PDRLists),
 		installed: map[uint64]*kept{},
 		lists:     map[any]uint32{},
 	}
@@ -43,9 +44,9 @@ type Plan struct {
 	Ops, Undo []datapath.Op
 
 	prev      *image
-	next      *image // nil: the session is gone
-	newSlots  []func()
-	freeSlots []func()
+	next      *image             // nil: the session is gone
+	newSlots  []held             // taken: given back on Abort
+	freeSlots []held             // no longer used: given back on Commit
 	lists     table[any, uint32] // list slots of next, by key
 }
 
@@ -80,38 +81,46 @@ func (c *Compiler) Plan(seid uint64, next *session.Session) (*Plan, error) {
 // trackNew notes the slots img took that prev did not hold, to give them
 // back on Abort.
 func (p *Plan) trackNew(c *Compiler, prev, img *image) {
-	for _, k := range []struct {
-		prev, next []uint32
-		pool       *slots
-	}{
-		{slotsOf(prev.FARs), slotsOf(img.FARs), c.farSlots},
-		{slotsOf(prev.QERs), slotsOf(img.QERs), c.qerSlots},
-		{slotsOf(prev.URRs), slotsOf(img.URRs), c.urrSlots},
-		{sdfSlots(prev.SDFs), sdfSlots(img.SDFs), c.sdfSlots},
-	} {
-		for _, s := range k.next {
-			if !slices.Contains(k.prev, s) {
-				p.newSlots = append(p.newSlots, func() { k.pool.put(s) })
-			}
-		}
-	}
+	p.newSlots = slotsOnlyIn(p.newSlots, c.farSlots, img.FARs, prev.FARs)
+	p.newSlots = slotsOnlyIn(p.newSlots, c.qerSlots, img.QERs, prev.QERs)
+	p.newSlots = slotsOnlyIn(p.newSlots, c.urrSlots, img.URRs, prev.URRs)
+	p.newSlots = slotsOnlyIn(p.newSlots, c.sdfSlots, img.SDFs, prev.SDFs)
+}
+
+// held is a slot of a pool: one to give back on Abort, or on Commit.
+type held struct {
+	pool *slots
+	id   uint32
 }
 
 type slotted interface{ slotOf() uint32 }
 
-// slotsOf lists the slots a table's rules hold, in the table's order.
-func slotsOf[V slotted](t table[uint32, V]) []uint32 {
-	out := make([]uint32, len(t))
-	for i, e := range t {
-		out[i] = e.Val.slotOf()
+// slotsOnlyIn appends to out the slots that the rules of a hold and those
+// of b do not, in slot order.
+func slotsOnlyIn[K comparable, V slotted](out []held, pool *slots, a, b table[K, V]) []held {
+	n := len(out)
+	for _, e := range a {
+		if s := e.Val.slotOf(); !holds(b, s) {
+			out = append(out, held{pool, s})
+		}
 	}
+	slices.SortFunc(out[n:], func(x, y held) int { return cmp.Compare(x.id, y.id) })
 	return out
 }
 
-func sdfSlots(t table[datapath.SDF, uint32]) []uint32 {
-	out := make([]uint32, len(t))
-	for i, e := range t {
-		out[i] = e.Val
+func holds[K comparable, V slotted](t table[K, V], slot uint32) bool {
+	for _, e := range t {
+		if e.Val.slotOf() == slot {
+			return true
+		}
+	}
+	return false
+}
+
+// slotIDs appends to out the slots a table's rules hold.
+func slotIDs[K comparable, V slotted](out []uint32, t table[K, V]) []uint32 {
+	for _, e := range t {
+		out = append(out, e.Val.slotOf())
 	}
 	return out
 }
@@ -119,6 +128,7 @@ func sdfSlots(t table[datapath.SDF, uint32]) []uint32 {
 func (f farSlot) slotOf() uint32 { return f.Slot }
 func (q qerSlot) slotOf() uint32 { return q.Slot }
 func (u urrSlot) slotOf() uint32 { return u.Slot }
+func (s sdfSlot) slotOf() uint32 { return uint32(s) }
 
 // diff writes the ops from prev to next: new and changed slots, lookup
 // entries that changed, entries that went, slots no longer used.
@@ -152,18 +162,14 @@ func (c *Compiler) diff(p *Plan, prev, next *image) error {
 		func(k netip.Prefix) datapath.Op { return datapath.DelDownlink{UE: k} }); err != nil {
 		return err
 	}
-	free := func(kind datapath.Slot, pool *slots, old, now []uint32) {
-		for _, s := range slices.Sorted(slices.Values(old)) {
-			if !slices.Contains(now, s) {
-				p.Ops = append(p.Ops, datapath.Free{Slot: kind, ID: s})
-				p.freeSlots = append(p.freeSlots, func() { pool.put(s) })
-			}
-		}
+	n := len(p.freeSlots)
+	p.freeSlots = slotsOnlyIn(p.freeSlots, c.farSlots, prev.FARs, next.FARs)
+	p.freeSlots = slotsOnlyIn(p.freeSlots, c.qerSlots, prev.QERs, next.QERs)
+	p.freeSlots = slotsOnlyIn(p.freeSlots, c.urrSlots, prev.URRs, next.URRs)
+	p.freeSlots = slotsOnlyIn(p.freeSlots, c.sdfSlots, prev.SDFs, next.SDFs)
+	for _, h := range p.freeSlots[n:] {
+		p.Ops = append(p.Ops, datapath.Free{Slot: h.pool.kind, ID: h.id})
 	}
-	free(datapath.SlotFAR, c.farSlots, slotsOf(prev.FARs), slotsOf(next.FARs))
-	free(datapath.SlotQER, c.qerSlots, slotsOf(prev.QERs), slotsOf(next.QERs))
-	free(datapath.SlotURR, c.urrSlots, slotsOf(prev.URRs), slotsOf(next.URRs))
-	free(datapath.SlotSDF, c.sdfSlots, sdfSlots(prev.SDFs), sdfSlots(next.SDFs))
 	return nil
 }
 
@@ -188,7 +194,7 @@ func diffLookups[K comparable](c *Compiler, p *Plan, prev, next table[K, datapat
 			}
 			r.ListID = l
 			p.lists.set(k, l)
-			p.newSlots = append(p.newSlots, func() { c.listSlots.put(l) })
+			p.newSlots = append(p.newSlots, held{c.listSlots, l})
 		}
 		p.Ops = append(p.Ops, put(k, r))
 		if had {
@@ -207,7 +213,7 @@ func diffLookups[K comparable](c *Compiler, p *Plan, prev, next table[K, datapat
 	for _, e := range prev {
 		if l, ok := c.lists[e.Key]; ok && p.lists.at(e.Key) != l {
 			p.Ops = append(p.Ops, datapath.Free{Slot: datapath.SlotList, ID: l})
-			p.freeSlots = append(p.freeSlots, func() { c.listSlots.put(l) })
+			p.freeSlots = append(p.freeSlots, held{c.listSlots, l})
 		}
 	}
 	return nil
@@ -225,8 +231,8 @@ func withList(r datapath.Rules, l uint32) datapath.Rules {
 
 // Commit records the plan as installed, once the datapath applied it.
 func (c *Compiler) Commit(p *Plan) {
-	for _, f := range p.freeSlots {
-		f()
+	for _, h := range p.freeSlots {
+		h.pool.put(h.id)
 	}
 	for _, e := range p.prev.Uplink {
 		delete(c.lists, e.Key)
@@ -247,8 +253,8 @@ func (c *Compiler) Commit(p *Plan) {
 
 // Abort gives back what the plan took.
 func (c *Compiler) Abort(p *Plan) {
-	for _, f := range p.newSlots {
-		f()
+	for _, h := range p.newSlots {
+		h.pool.put(h.id)
 	}
 	p.newSlots = nil
 }

@@ -1,12 +1,15 @@
 package rules
 
+import "github.com/sluice-upf/sluice/internal/datapath"
+
 // slots hands out the IDs 1..n-1 of one datapath table; 0 means none.
 type slots struct {
+	kind    datapath.Slot
 	next, n uint32
 	free    []uint32
 }
 
-func newSlots(n uint32) *slots { return &slots{next: 1, n: n} }
+func newSlots(kind datapath.Slot, n uint32) *slots { return &slots{kind: kind, next: 1, n: n} }
 
 func (s *slots) get() (uint32, bool) {
 	if k := len(s.free); k > 0 {

@@ -73,10 +73,10 @@ func (c *Compiler) Restore(dec *json.Decoder, sessions func(seid uint64) (*sessi
 			return fmt.Errorf("restore: session %#x has slots but is not in the store", s.SEID)
 		}
 		c.installed[s.SEID] = k
-		used[c.farSlots] = append(used[c.farSlots], slotsOf(k.FARs)...)
-		used[c.qerSlots] = append(used[c.qerSlots], slotsOf(k.QERs)...)
-		used[c.urrSlots] = append(used[c.urrSlots], slotsOf(k.URRs)...)
-		used[c.sdfSlots] = append(used[c.sdfSlots], sdfSlots(k.SDFs)...)
+		used[c.farSlots] = append(used[c.farSlots], slotIDs(nil, k.FARs)...)
+		used[c.qerSlots] = append(used[c.qerSlots], slotIDs(nil, k.QERs)...)
+		used[c.urrSlots] = append(used[c.urrSlots], slotIDs(nil, k.URRs)...)
+		used[c.sdfSlots] = append(used[c.sdfSlots], slotIDs(nil, k.SDFs)...)
 	}
 	var lists savedLists
 	if err := dec.Decode(&lists); err != nil {

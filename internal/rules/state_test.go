@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"github.com/sluice-upf/sluice/internal/datapath"
 	"slices"
 	"testing"
 )
@@ -22,7 +23,7 @@ func TestSlotsTake(t *testing.T) {
 		{name: "beyond the table", n: 4, used: []uint32{4}, takeFail: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := newSlots(c.n)
+			s := newSlots(datapath.SlotFAR, c.n)
 			if err := s.take(slices.Clone(c.used)); (err != nil) != c.takeFail {
 				t.Fatalf("take: %v", err)
 			}

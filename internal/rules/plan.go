@@ -59,7 +59,7 @@ func (c *Compiler) Plan(seid uint64, next *session.Session) (*Plan, error) {
 	if k := c.installed[seid]; k != nil {
 		prev = c.full(k)
 	}
-	p := &Plan{SEID: seid, prev: prev}
+	p := &Plan{SEID: seid, prev: prev, newSlots: make([]held, 0, 8)} // a typical session's slots
 	img := empty
 	if next != nil {
 		var err error

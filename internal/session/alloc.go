@@ -152,7 +152,7 @@ func (s *Store) resolveUEIP(c *Change, seid uint64, p PDR, chosen **UEIP) (*UEIP
 		u.ChooseV4, u.ChooseV6 = false, false
 		*chosen = &u
 	}
-	for _, a := range []netip.Addr{u.V4, u.V6.Masked().Addr()} {
+	for _, a := range [2]netip.Addr{u.V4, prefixBase(u.V6)} {
 		if !a.IsValid() {
 			continue
 		}
@@ -216,4 +216,13 @@ func (s *Store) nextInPool(pool netip.Prefix) (netip.Addr, bool) {
 			return netip.Addr{}, false
 		}
 	}
+}
+
+// prefixBase is the first address of p, the invalid address for none.
+// (Masking an invalid prefix builds an error to throw away.)
+func prefixBase(p netip.Prefix) netip.Addr {
+	if !p.IsValid() {
+		return netip.Addr{}
+	}
+	return p.Masked().Addr()
 }

@@ -147,7 +147,8 @@ func run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		}
 	}
 	store := session.NewStore(session.Options{TEIDFirst: cfg.TEIDRange.First, TEIDLast: cfg.TEIDRange.Last,
-		AccessAddrs: access, CoreAddrs: core, Pools: pools, MaxSessions: cfg.MaxSessions, MaxPDRs: cfg.MaxPDRsPerSession})
+		AccessAddrs: access, CoreAddrs: core, Pools: pools, MaxSessions: cfg.MaxSessions, MaxPDRs: cfg.MaxPDRsPerSession,
+		GBRCapacity: session.BitRates{UL: cfg.GBRCapacity.Uplink, DL: cfg.GBRCapacity.Downlink}})
 	compiler := rules.NewCompiler(rules.Interfaces{Endpoints: endpoints, Access: access, Core: core}, d.Sizes())
 	gtp, err := gtpu.Listen(access[0])
 	if err != nil {

@@ -49,8 +49,9 @@ type Config struct {
 	// MaxPDRsPerSession is the most PDRs one session may have
 	// (max_pdrs_per_session: 1 to MaxPDRsLimit).
 	MaxPDRsPerSession int
-	Buffer            Buffer // buffer
-	XDPMode           string // xdp_mode: XDPNative, XDPGeneric or XDPAuto
+	GBRCapacity       GBRCapacity // gbr_capacity
+	Buffer            Buffer      // buffer
+	XDPMode           string      // xdp_mode: XDPNative, XDPGeneric or XDPAuto
 	// PinPath is the bpffs directory where upfd pins its maps and links, so
 	// that forwarding outlives a restart (pin_path: under BPFFS; "" pins
 	// nothing, and the datapath goes when upfd does).
@@ -106,6 +107,14 @@ type GTPU struct {
 	// no response came by the time the next is due (gtpu.echo_retries, at
 	// least 1).
 	EchoRetries int
+}
+
+// GBRCapacity is the guaranteed bit rate upfd admits in total, in bit/s
+// each way: a session request whose QERs' GBRs would take the sum of all
+// sessions' over it is refused (No resources available). 0 sets no limit.
+type GBRCapacity struct {
+	Uplink   uint64 // gbr_capacity.uplink
+	Downlink uint64 // gbr_capacity.downlink
 }
 
 // Buffer bounds the downlink packets held for sessions whose FAR buffers

@@ -38,6 +38,9 @@ dnns:
 teid_range: 0x100-0xffffff     # local TEIDs upfd may allocate
 max_sessions: 100000
 max_pdrs_per_session: 32       # 32 at most, the datapath's PDRs per F-TEID or UE address
+gbr_capacity:
+  uplink: 0                    # GBR admitted over all sessions, e.g. 10Gbit/s; 0: no limit
+  downlink: 0
 buffer:
   packets_per_session: 64      # downlink packets held per session, unless its BAR says
   total_packets: 65536         # held for all sessions together
@@ -62,7 +65,7 @@ var keys = []string{
 	"gtpu", "gtpu.echo_interval", "gtpu.echo_retries",
 	"interfaces", "interfaces[].name", "interfaces[].role", "interfaces[].address", "interfaces[].mtu",
 	"dnns", "dnns[].name", "dnns[].pools",
-	"teid_range", "max_sessions", "max_pdrs_per_session",
+	"teid_range", "max_sessions", "max_pdrs_per_session", "gbr_capacity", "gbr_capacity.uplink", "gbr_capacity.downlink",
 	"buffer", "buffer.packets_per_session", "buffer.total_packets",
 	"xdp_mode", "pin_path", "state_file",
 	"api", "api.listen", "api.token", "metrics", "metrics.listen", "log", "log.level", "log.format",
@@ -420,7 +423,7 @@ func TestParseErrors(t *testing.T) {
 	}, {
 		name: "unknown top-level key",
 		text: "max_sessions: 5\nnodeid: 198.18.4.2\n",
-		want: `upfd.yaml:2: nodeid: unknown key; want node_id, pfcp, gtpu, interfaces, dnns, teid_range, max_sessions, max_pdrs_per_session, buffer, xdp_mode, pin_path, state_file, api, metrics or log`,
+		want: `upfd.yaml:2: nodeid: unknown key; want node_id, pfcp, gtpu, interfaces, dnns, teid_range, max_sessions, max_pdrs_per_session, gbr_capacity, buffer, xdp_mode, pin_path, state_file, api, metrics or log`,
 	}, {
 		name: "unknown nested key",
 		text: "pfcp:\n  listen: 198.18.4.2:8805\n  peer: [198.18.4.1]\n",

@@ -113,7 +113,7 @@ func listOf[T any](d *decoder, n *yaml.Node, path, shape, itemShape string, pars
 func (d *decoder) config(root *yaml.Node, c *Config) error {
 	d.src.Lines[""] = root.Line
 	known := []string{"node_id", "pfcp", "gtpu", "interfaces", "dnns", "teid_range", "max_sessions", "max_pdrs_per_session",
-		"buffer", "xdp_mode", "pin_path", "state_file", "api", "metrics", "log"}
+		"gbr_capacity", "buffer", "xdp_mode", "pin_path", "state_file", "api", "metrics", "log"}
 	return d.eachKey(root, "", "keys such as node_id: and pfcp:", known,
 		func(key string, value *yaml.Node, path string) error {
 			var err error
@@ -134,6 +134,8 @@ func (d *decoder) config(root *yaml.Node, c *Config) error {
 				c.MaxSessions, err = scalarAs(d, value, path, "a number such as 100000", parseCount(sessionsRange, "100000"))
 			case "max_pdrs_per_session":
 				c.MaxPDRsPerSession, err = scalarAs(d, value, path, "a number such as 32", parseCount(pdrsRange, "32"))
+			case "gbr_capacity":
+				err = d.gbrCapacity(value, path, &c.GBRCapacity)
 			case "buffer":
 				err = d.buffer(value, path, &c.Buffer)
 			case "xdp_mode":
@@ -191,6 +193,20 @@ func (d *decoder) gtpu(n *yaml.Node, path string, g *GTPU) error {
 				g.EchoInterval, err = scalarAs(d, value, sub, "a duration such as 60s", parseDuration("60s"))
 			case "echo_retries":
 				g.EchoRetries, err = scalarAs(d, value, sub, "a number such as 3", parseCount(sendsRange, "3"))
+			}
+			return err
+		})
+}
+
+func (d *decoder) gbrCapacity(n *yaml.Node, path string, g *GBRCapacity) error {
+	return d.eachKey(n, path, "a mapping with keys uplink and downlink", []string{"uplink", "downlink"},
+		func(key string, value *yaml.Node, sub string) error {
+			var err error
+			switch key {
+			case "uplink":
+				g.Uplink, err = scalarAs(d, value, sub, "a bit rate such as 10Gbit/s", parseBitRate)
+			case "downlink":
+				g.Downlink, err = scalarAs(d, value, sub, "a bit rate such as 10Gbit/s", parseBitRate)
 			}
 			return err
 		})

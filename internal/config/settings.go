@@ -77,6 +77,10 @@ var settings = []setting{
 	{"max_sessions", single, "the most PFCP sessions at once; sizes the datapath's tables", func(c *Config) string { return strconv.Itoa(c.MaxSessions) }},
 	{"max_pdrs_per_session", single, fmt.Sprintf("the most PDRs one session may have, 1 to %d", MaxPDRsLimit),
 		func(c *Config) string { return strconv.Itoa(c.MaxPDRsPerSession) }},
+	{"gbr_capacity.uplink", single, "the uplink GBR upfd admits over all sessions, e.g. 10Gbit/s; 0: no limit",
+		func(c *Config) string { return bitRateText(c.GBRCapacity.Uplink) }},
+	{"gbr_capacity.downlink", single, "the downlink GBR upfd admits over all sessions, e.g. 10Gbit/s; 0: no limit",
+		func(c *Config) string { return bitRateText(c.GBRCapacity.Downlink) }},
 	{"buffer.packets_per_session", single, "downlink packets held for one session, unless its BAR says",
 		func(c *Config) string { return strconv.Itoa(c.Buffer.PacketsPerSession) }},
 	{"buffer.total_packets", single, "downlink packets held for all sessions together",
@@ -119,7 +123,7 @@ func settingAt(path string) *setting {
 }
 
 // sections are the keys that hold mappings, set key by key.
-var sections = []string{"pfcp", "gtpu", "buffer", "api", "metrics", "log"}
+var sections = []string{"pfcp", "gtpu", "gbr_capacity", "buffer", "api", "metrics", "log"}
 
 // The texts below write values as the file would have them.
 
@@ -137,6 +141,19 @@ func addrPortText(ap netip.AddrPort) string {
 		return `""`
 	}
 	return yamlString(ap.String())
+}
+
+// bitRateText writes bit/s in the largest unit that keeps it whole: 10Gbit/s.
+func bitRateText(v uint64) string {
+	if v == 0 {
+		return "0"
+	}
+	for _, u := range bitRateUnits {
+		if v%u.scale == 0 {
+			return strconv.FormatUint(v/u.scale, 10) + u.name
+		}
+	}
+	return strconv.FormatUint(v, 10) + "bit/s" // not reached: bit/s divides all
 }
 
 // durationText writes d as time.Duration does, less its zero tails: 1m,

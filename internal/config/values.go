@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/netip"
 	"strconv"
@@ -204,6 +205,69 @@ func isPlainNumber(s string) bool {
 		return false
 	}
 	return strings.Trim(digits, ".") != "" && strings.Trim(digits, "0123456789.") == ""
+}
+
+// bitRateUnits are the units a bit rate may carry, largest first: each
+// name, its bps form, and its worth in bit/s as a power of ten.
+var bitRateUnits = []struct {
+	name, bps string
+	scale     uint64
+	exponent  int
+}{
+	{"Tbit/s", "Tbps", 1e12, 12}, {"Gbit/s", "Gbps", 1e9, 9}, {"Mbit/s", "Mbps", 1e6, 6},
+	{"kbit/s", "kbps", 1e3, 3}, {"bit/s", "bps", 1, 0},
+}
+
+// parseBitRate reads a bit rate: a decimal number and a unit, bit/s,
+// kbit/s, Mbit/s, Gbit/s or Tbit/s (or bps ... Tbps; case does not matter,
+// as in the lab's scenarios), or 0 alone. It is exact: 1.5Gbit/s is
+// 1500000000 bit/s, and a fraction of a bit/s is refused.
+func parseBitRate(s string) (uint64, error) {
+	number := strings.TrimRight(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ/ ")
+	unitText := strings.TrimSpace(s[len(number):])
+	hint := "write a number and a unit (bit/s, kbit/s, Mbit/s, Gbit/s or Tbit/s), e.g. 10Gbit/s, or 0 for no limit"
+	switch {
+	case s == "":
+		return 0, fmt.Errorf("empty; %s", hint)
+	case strings.HasPrefix(s, "-"):
+		return 0, fmt.Errorf("%s is negative; %s", yamlfile.Quote(s), hint)
+	case !isDecimal(number):
+		return 0, fmt.Errorf("%s is not a bit rate; %s", yamlfile.Quote(s), hint)
+	case unitText == "" && strings.Trim(number, "0.") == "":
+		return 0, nil
+	case unitText == "":
+		return 0, fmt.Errorf("%s has no unit; write it with one, e.g. %sMbit/s or %sGbit/s", yamlfile.Quote(s), number, number)
+	}
+	for _, u := range bitRateUnits {
+		if strings.EqualFold(unitText, u.name) || strings.EqualFold(unitText, u.bps) {
+			return scaleDecimal(s, number, u.exponent)
+		}
+	}
+	return 0, fmt.Errorf("%s has unit %s; %s", yamlfile.Quote(s), yamlfile.Quote(unitText), hint)
+}
+
+// isDecimal reports whether s is digits with at most one point among them.
+func isDecimal(s string) bool {
+	digits := strings.Replace(s, ".", "", 1)
+	return digits != "" && strings.Trim(digits, "0123456789") == ""
+}
+
+// scaleDecimal is the decimal number times ten to the exponent, exactly,
+// as a whole number; s is the value as written, for errors.
+func scaleDecimal(s, number string, exponent int) (uint64, error) {
+	whole, frac, _ := strings.Cut(number, ".")
+	if len(frac) > exponent {
+		if strings.Trim(frac[exponent:], "0") != "" {
+			return 0, fmt.Errorf("%s has a fraction of a bit/s; round it to a whole number of bit/s", yamlfile.Quote(s))
+		}
+		frac = frac[:exponent]
+	}
+	digits := whole + frac + strings.Repeat("0", exponent-len(frac))
+	n, err := strconv.ParseUint(digits, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s is above %d bit/s, the most upfd counts; lower it", yamlfile.Quote(s), uint64(math.MaxUint64))
+	}
+	return n, nil
 }
 
 // parseSMF reads an SMF's N4 address for pfcp.associate, taking the PFCP

@@ -44,6 +44,7 @@ const (
 	IEApplicationID      uint16 = 24
 	IEGateStatus         uint16 = 25
 	IEMBR                uint16 = 26
+	IEGBR                uint16 = 27
 	IEPrecedence         uint16 = 29
 	IEDestinationIface   uint16 = 42
 	IEApplyAction        uint16 = 44

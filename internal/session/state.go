@@ -46,7 +46,8 @@ func (s *Store) Save(enc *json.Encoder) error {
 }
 
 // Restore reads what Save wrote into an empty store: the sessions come
-// back owning their TEIDs, UE addresses and tunnels.
+// back owning their TEIDs, UE addresses and tunnels, and their GBRs are
+// counted afresh against this store's capacity.
 func (s *Store) Restore(dec *json.Decoder) error {
 	if len(s.sessions) > 0 {
 		return fmt.Errorf("restore into a store with %d sessions", len(s.sessions))
@@ -92,4 +93,5 @@ func (s *Store) adopt(x *Session) {
 		}
 	}
 	s.indexTunnels(x, true)
+	s.adoptGBR(x)
 }

@@ -16,6 +16,9 @@ type Options struct {
 	MaxSessions int
 	// MaxPDRs is the most PDRs one session may have; 0: no limit.
 	MaxPDRs int
+	// GBRCapacity is the guaranteed bit rate the UPF admits in total, per
+	// direction (gbr.go); 0: no limit.
+	GBRCapacity BitRates
 }
 
 // Store holds the sessions and what they own: SEIDs, TEIDs, UE addresses.
@@ -33,6 +36,7 @@ type Store struct {
 	nextSEID uint64
 	nextTEID uint32
 	poolNext map[netip.Prefix]netip.Addr
+	gbr      gbrBook
 }
 
 type cpKey struct {
@@ -117,6 +121,7 @@ type Change struct {
 	freeTEID []uint32     // released when committed
 	ues      []netip.Addr // reserved for Next
 	freeUE   []netip.Addr
+	gbr      gbrClaim // GBR admitted for Next, held until committed
 }
 
 // CreatedPDR is what the UPF chose for a PDR.
@@ -127,8 +132,8 @@ type CreatedPDR struct {
 }
 
 // Plan validates req as a whole against the current state and works out
-// the session it yields, reserving TEIDs and addresses. Nothing is in
-// force until Commit.
+// the session it yields, reserving TEIDs, addresses and guaranteed bit
+// rate. Nothing is in force until Commit.
 func (s *Store) Plan(req Request) (*Change, error) {
 	var c *Change
 	var err error
@@ -145,6 +150,9 @@ func (s *Store) Plan(req Request) (*Change, error) {
 	if err == nil && c.Next != nil && s.opts.MaxPDRs > 0 && c.Next.PDRs.Len() > s.opts.MaxPDRs {
 		err = refuse(CauseNoResources, IECreatePDR, "%d PDRs in the session: at most %d (max_pdrs_per_session)", c.Next.PDRs.Len(), s.opts.MaxPDRs)
 	}
+	if err == nil {
+		err = s.admitGBR(c, req)
+	}
 	if err != nil {
 		if c != nil {
 			s.Abort(c)
@@ -156,6 +164,7 @@ func (s *Store) Plan(req Request) (*Change, error) {
 
 // Commit puts a planned change in force.
 func (s *Store) Commit(c *Change) {
+	s.commitGBR(c)
 	for _, t := range c.freeTEID {
 		delete(s.teids, t)
 	}
@@ -179,6 +188,7 @@ func (s *Store) Commit(c *Change) {
 
 // Abort releases what a planned change reserved.
 func (s *Store) Abort(c *Change) {
+	s.releaseGBR(c)
 	for _, t := range c.teids {
 		delete(s.teids, t)
 	}

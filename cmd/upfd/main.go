@@ -150,7 +150,8 @@ func run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		AccessAddrs: access, CoreAddrs: core, Pools: pools, MaxSessions: cfg.MaxSessions, MaxPDRs: cfg.MaxPDRsPerSession,
 		GBRCapacity: session.BitRates{UL: cfg.GBRCapacity.Uplink, DL: cfg.GBRCapacity.Downlink}})
 	compiler := rules.NewCompiler(rules.Interfaces{Endpoints: endpoints, Access: access, Core: core}, d.Sizes())
-	gtp, err := gtpu.Listen(access[0])
+	// One GTP-U socket per local address: each message leaves from its path's.
+	gtp, err := gtpu.Open(gtpu.Addrs{Access: access, Core: core})
 	if err != nil {
 		return err
 	}

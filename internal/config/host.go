@@ -20,10 +20,9 @@ const bpffsMagic = 0xcafe4a11
 
 // CheckHost checks c against the host it is to run on, in the caller's
 // network namespace: each interface's device exists; each address upfd
-// listens on (pfcp.listen over UDP, the n3 interface's for GTP-U, api.listen
-// and metrics.listen over TCP) is one of the host's and free, which it
-// learns by binding each and letting it go at once; an n9 address is the
-// host's; forwarding is on for each device, or upfd can turn it on; and
+// listens on (pfcp.listen over UDP, the n3 and n9 interfaces' for GTP-U,
+// api.listen and metrics.listen over TCP) is one of the host's and free,
+// which it learns by binding each and letting it go at once; forwarding is on for each device, or upfd can turn it on; and
 // the BPF file system is mounted where pin_path needs it. c is
 // one that Validate accepts. With pin_path set, the state file must not
 // be a directory. Errors name where the key was set, as
@@ -35,12 +34,9 @@ func (c *Config) CheckHost() error {
 	v.bind("pfcp.listen", "udp", c.PFCP.Listen)
 	for i, iface := range c.Interfaces {
 		at := v.where(yamlfile.KeyPath(yamlfile.ItemPath("interfaces", i), "address"), yamlfile.ItemPath("interfaces", i))
-		switch iface.Role {
-		case RoleN3:
+		if iface.Role == RoleN3 || iface.Role == RoleN9 {
+			// Echo and Error Indication leave from each path's own address.
 			v.bind(at, "udp", netip.AddrPortFrom(iface.Address, gtpu.Port))
-		case RoleN9:
-			// Only the datapath takes N9's GTP-U: the port may be anyone's.
-			v.bind(at, "udp", netip.AddrPortFrom(iface.Address, 0))
 		}
 	}
 	v.bind("api.listen", "tcp", c.API.Listen)

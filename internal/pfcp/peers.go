@@ -7,6 +7,7 @@ import (
 	"github.com/wmnsk/go-pfcp/ie"
 	"github.com/wmnsk/go-pfcp/message"
 
+	"github.com/sluice-upf/sluice/internal/datapath"
 	"github.com/sluice-upf/sluice/internal/gtpu"
 	"github.com/sluice-upf/sluice/internal/report"
 	"github.com/sluice-upf/sluice/internal/session"
@@ -109,7 +110,7 @@ func (s *Server) expire(a *association) {
 func (s *Server) sendKept(to netip.AddrPort, kept []sessionUsage) {
 	for _, k := range kept {
 		ies := append([]*ie.IE{ie.NewReportType(0, 0, 1, 0)}, usageIEs(ie.NewUsageReportWithinSessionReportRequest, k.usage)...)
-		s.reportTo(to, k.cpSEID, nil, ies...)
+		s.reportTo(to, k.cpSEID, ies...)
 	}
 }
 
@@ -145,6 +146,10 @@ func (s *Server) setupAssociation(to netip.AddrPort) {
 
 // gtpPath is a GTP-U peer's path as Echo sees it.
 type gtpPath struct {
+	// from is the side whose address the sessions send to the peer from:
+	// the Echo leaves from there too (TS 29.281 §7.2.1: a path is a pair
+	// of local and remote addresses).
+	from       gtpu.Side
 	unanswered int  // Echo Requests in a row with no response
 	failed     bool // reported to the SMFs
 }
@@ -163,36 +168,67 @@ func (s *Server) echo(now time.Time) {
 		return
 	}
 	s.nextEcho = now.Add(s.cfg.EchoInterval)
-	inUse := map[netip.Addr]bool{}
-	s.store.Sessions(func(x *session.Session) bool {
-		for _, f := range x.FARs.All() {
-			if f.Forw != nil && f.Forw.OHC != nil {
-				inUse[f.Forw.OHC.Peer] = true
-			}
-		}
-		return true
-	})
+	inUse := s.gtpPeersInUse()
 	for peer := range s.gtpPaths {
-		if !inUse[peer] {
+		if _, ok := inUse[peer]; !ok {
 			delete(s.gtpPaths, peer)
 		}
 	}
-	for peer := range inUse {
+	for peer, from := range inUse {
 		p, ok := s.gtpPaths[peer]
 		if !ok {
 			p = &gtpPath{}
 			s.gtpPaths[peer] = p
 		}
+		p.from = from
 		if p.unanswered >= s.cfg.EchoRetries && !p.failed {
 			p.failed = true
 			s.log.Warn("gtpu: path failure", "peer", peer, "unanswered", p.unanswered)
 			s.pathFailure(peer)
 		}
 		p.unanswered++
-		if err := s.cfg.GTPU.Echo(peer); err != nil {
-			s.log.Debug("gtpu: echo", "peer", peer, "err", err)
+		if err := s.cfg.GTPU.Echo(p.from, peer); err != nil {
+			s.log.Debug("gtpu: echo", "peer", peer, "from", p.from, "err", err)
 		}
 	}
+}
+
+// gtpPeersInUse are the peers the sessions' FARs send G-PDUs to, each
+// with the side they send from. Sessions that reach one peer from both
+// sides (rare) have it echoed from the access side.
+func (s *Server) gtpPeersInUse() map[netip.Addr]gtpu.Side {
+	inUse := map[netip.Addr]gtpu.Side{}
+	s.store.Sessions(func(x *session.Session) bool {
+		for _, f := range x.FARs.All() {
+			if f.Forw == nil || f.Forw.OHC == nil {
+				continue
+			}
+			from := sideOf(f.Forw.Dest)
+			if was, ok := inUse[f.Forw.OHC.Peer]; !ok || from < was {
+				inUse[f.Forw.OHC.Peer] = from
+			}
+		}
+		return true
+	})
+	return inUse
+}
+
+// sideOf is the side a FAR with destination interface dest sends from: the
+// access side toward the access network, the core side toward anything
+// else, as the rule compiler chooses the FAR's outer source.
+func sideOf(dest uint8) gtpu.Side {
+	if dest == session.Access {
+		return gtpu.Access
+	}
+	return gtpu.Core
+}
+
+// sideOfRole is the side of the device a packet arrived on.
+func sideOfRole(r datapath.Role) gtpu.Side {
+	if r == datapath.N9 {
+		return gtpu.Core
+	}
+	return gtpu.Access
 }
 
 // pathAnswered: an Echo Response came; a failed path is back.
@@ -243,5 +279,5 @@ func (s *Server) errorIndication(r gtpu.Received) {
 		fteid = ie.NewFTEID(0x02, r.TEID, nil, peer.AsSlice(), 0)
 	}
 	s.log.Info("gtpu: error indication", "seid", seid, "peer", peer, "teid", r.TEID)
-	s.report(seid, nil, ie.NewReportType(0, 1, 0, 0), ie.NewErrorIndicationReport(fteid))
+	s.report(seid, ie.NewReportType(0, 1, 0, 0), ie.NewErrorIndicationReport(fteid))
 }

@@ -43,30 +43,38 @@ func volumeMeasurement(v datapath.Usage) *ie.IE {
 		t.Packets, v.Uplink.Packets, v.Downlink.Packets)
 }
 
-// report sends a Session Report Request (§7.5.8) to the session's SMF;
-// expired, if not nil, runs when it went unanswered.
-func (s *Server) report(seid uint64, expired func(), ies ...*ie.IE) {
+// report sends a Session Report Request (§7.5.8) to the session's SMF.
+// It returns the request's sequence number; sent is false when there was
+// no one to send it to.
+func (s *Server) report(seid uint64, ies ...*ie.IE) (seq uint32, sent bool) {
 	x, ok := s.store.Get(seid)
 	if !ok {
-		return
+		return 0, false
 	}
-	if a, ok := s.assocs[x.Peer]; ok {
-		s.reportTo(a.addr, x.CPSEID, expired, ies...)
+	a, ok := s.assocs[x.Peer]
+	if !ok {
+		return 0, false
 	}
+	return s.reportTo(a.addr, x.CPSEID, ies...)
 }
 
 // reportTo sends a Session Report Request for the session the SMF at to
 // calls cpSEID.
-func (s *Server) reportTo(to netip.AddrPort, cpSEID uint64, expired func(), ies ...*ie.IE) {
-	s.request(to, func(seq uint32) message.Message {
-		return message.NewSessionReportRequest(0, 0, cpSEID, seq, 0, ies...)
-	}, func(m message.Message) {
-		if r, ok := m.(*message.SessionReportResponse); ok && r.Cause != nil {
-			if c, _ := r.Cause.Cause(); c != session.CauseAccepted {
-				s.log.Info("pfcp: session report refused", "cp_seid", cpSEID, "cause", c)
-			}
-		}
-	}, expired)
+func (s *Server) reportTo(to netip.AddrPort, cpSEID uint64, ies ...*ie.IE) (seq uint32, sent bool) {
+	s.request(to, func(n uint32) message.Message {
+		seq = n // before the callbacks can run
+		return message.NewSessionReportRequest(0, 0, cpSEID, n, 0, ies...)
+	}, func(m message.Message) { s.reportAnswered(seq, cpSEID, m) }, func() { s.reportUnanswered(seq) })
+	_, sent = s.pending[seq]
+	return seq, sent
+}
+
+// sentUsage is what a Session Report Request carries of a session's
+// meters, kept by its sequence number until it is answered or given up.
+// Its fields are exported for Save.
+type sentUsage struct {
+	SEID  uint64
+	Usage []report.Usage
 }
 
 // reportUsage sends usage reports of one session (USAR). Unanswered, they
@@ -75,14 +83,44 @@ func (s *Server) reportUsage(seid uint64, us []report.Usage) {
 	if len(us) == 0 {
 		return
 	}
-	unanswered := func() {
-		for _, u := range s.meters.Unreport(seid, us) {
-			s.log.Warn("pfcp: usage report unanswered and its URR gone: usage lost", "seid", seid, "urr", u.URRID,
-				"uplink_bytes", u.Volume.Uplink.Bytes, "downlink_bytes", u.Volume.Downlink.Bytes)
+	ies := append([]*ie.IE{ie.NewReportType(0, 0, 1, 0)}, usageIEs(ie.NewUsageReportWithinSessionReportRequest, us)...)
+	if seq, sent := s.report(seid, ies...); sent {
+		s.trackUsage(seq, sentUsage{seid, us})
+	}
+}
+
+// trackUsage keeps the usage a pending report carries, for the report's
+// end and for Save.
+func (s *Server) trackUsage(seq uint32, u sentUsage) {
+	if s.usageSent == nil {
+		s.usageSent = map[uint32]sentUsage{}
+	}
+	s.usageSent[seq] = u
+}
+
+// reportAnswered ends a Session Report Request that the SMF answered.
+func (s *Server) reportAnswered(seq uint32, cpSEID uint64, m message.Message) {
+	delete(s.usageSent, seq)
+	if r, ok := m.(*message.SessionReportResponse); ok && r.Cause != nil {
+		if c, _ := r.Cause.Cause(); c != session.CauseAccepted {
+			s.log.Info("pfcp: session report refused", "cp_seid", cpSEID, "cause", c)
 		}
 	}
-	ies := []*ie.IE{ie.NewReportType(0, 0, 1, 0)}
-	s.report(seid, unanswered, append(ies, usageIEs(ie.NewUsageReportWithinSessionReportRequest, us)...)...)
+}
+
+// reportUnanswered ends a Session Report Request given up after N1 sends:
+// the usage it carried goes back into its meters, whether this process
+// sent it or the one before a restart (Restore).
+func (s *Server) reportUnanswered(seq uint32) {
+	sent, ok := s.usageSent[seq]
+	if !ok {
+		return
+	}
+	delete(s.usageSent, seq)
+	for _, u := range s.meters.Unreport(sent.SEID, sent.Usage) {
+		s.log.Warn("pfcp: usage report unanswered and its URR gone: usage lost", "seid", sent.SEID, "urr", u.URRID,
+			"uplink_bytes", u.Volume.Uplink.Bytes, "downlink_bytes", u.Volume.Downlink.Bytes)
+	}
 }
 
 // reportDue sends the usage reports whose time or volume triggers fired,
@@ -115,8 +153,10 @@ func (s *Server) event(ev datapath.Event) {
 		s.downlinkData(ev)
 	case datapath.EventUnknownTEID:
 		// Rate limited by the datapath (TS 29.281 §7.3.1).
+		// From the address the G-PDU came to: the device's side, of the
+		// sender's family.
 		if s.cfg.GTPU != nil && ev.Peer.IsValid() {
-			if err := s.cfg.GTPU.ErrorIndication(ev.Peer, ev.TEID); err != nil {
+			if err := s.cfg.GTPU.ErrorIndication(sideOfRole(ev.Iface), ev.Peer, ev.TEID); err != nil {
 				s.log.Debug("gtpu: send error indication", "to", ev.Peer, "err", err)
 			}
 		}
@@ -152,7 +192,7 @@ func (s *Server) downlinkData(ev datapath.Event) {
 	if ev.QFI != 0 {
 		info = append(info, ie.NewDownlinkDataServiceInformation(false, true, 0, ev.QFI))
 	}
-	s.report(seid, nil, ie.NewReportType(0, 0, 0, 1), ie.NewDownlinkDataReport(info...))
+	s.report(seid, ie.NewReportType(0, 0, 0, 1), ie.NewDownlinkDataReport(info...))
 }
 
 // afterBuffering ends or keeps a session's buffering after a change: the
@@ -202,9 +242,10 @@ func (s *Server) finalReports(in <-chan datagram) {
 	}
 }
 
-// sendEndMarkers tells the old gNB of each path switch that the path is
+// sendEndMarkers tells the old peer of each path switch that the path is
 // done, when the SMF asked (SNDEM, §5.2.3.1): after the switch, so the
-// End Marker follows the last G-PDU sent on the old path.
+// End Marker follows the last G-PDU sent on the old path, and from that
+// path's local address (the old FAR's outer source).
 func (s *Server) sendEndMarkers(c *session.Change) {
 	if s.cfg.GTPU == nil {
 		return
@@ -218,7 +259,7 @@ func (s *Server) sendEndMarkers(c *session.Change) {
 			continue
 		}
 		o := old.Forw.OHC
-		if err := s.cfg.GTPU.EndMarker(o.Peer, o.TEID); err != nil {
+		if err := s.cfg.GTPU.EndMarker(sideOf(old.Forw.Dest), o.Peer, o.TEID); err != nil {
 			s.log.Error("pfcp: send end marker", "seid", c.Next.SEID, "to", o.Peer, "teid", o.TEID, "err", err)
 		}
 	}

@@ -87,9 +87,9 @@ type Datapath interface {
 // GTPU sends the GTP-U messages N4 asks for, watches the paths to GTP-U
 // peers with Echo, and hears their Error Indications.
 type GTPU interface {
-	EndMarker(to netip.Addr, teid uint32) error
-	ErrorIndication(to netip.Addr, teid uint32) error
-	Echo(to netip.Addr) error
+	EndMarker(from gtpu.Side, to netip.Addr, teid uint32) error
+	ErrorIndication(from gtpu.Side, to netip.Addr, teid uint32) error
+	Echo(from gtpu.Side, to netip.Addr) error
 	Received() <-chan gtpu.Received
 }
 
@@ -108,8 +108,9 @@ type Server struct {
 	meters  *report.Meters
 	buffers *report.Buffers
 	// Our own requests: the last sequence number, and those unanswered.
-	seq     uint32
-	pending map[uint32]*pending
+	seq       uint32
+	pending   map[uint32]*pending
+	usageSent map[uint32]sentUsage // what pending usage reports carry (reports.go)
 	// kept is the final usage of lost peers' sessions, by node ID.
 	kept      map[string]keptUsage
 	nextSetup time.Time // of associations we set up

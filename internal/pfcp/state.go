@@ -18,9 +18,10 @@ import (
 // Stamp stays the same (a new one tells an SMF that every session is
 // gone, §19A), the associations, sessions and meters come back as they
 // were, responses cached for retransmitted requests are still answered
-// from the cache, and usage reports still unanswered are sent again.
-// What is lost: frames buffered in memory (they are dropped, as on
-// overflow) and the GTP-U path state, which Echo learns again.
+// from the cache, and usage reports still unanswered are sent again (and
+// go back into their meters should they stay unanswered). What is lost:
+// frames buffered in memory (they are dropped, as on overflow) and the
+// GTP-U path state, which Echo learns again.
 
 // savedServer is the server's own state; the store, the compiler and the
 // meters follow it in the stream, each saving its own.
@@ -65,6 +66,9 @@ type savedRequest struct {
 	Seq  uint32
 	B    []byte
 	Sent int
+	// Usage is what a usage report carries, to go back into the meters
+	// if it goes unanswered; a file from before it was saved has none.
+	Usage *sentUsage `json:",omitempty"`
 }
 
 // Save writes everything N4 knows. Call it once Serve has returned, and
@@ -86,7 +90,11 @@ func (s *Server) Save(enc *json.Encoder) error {
 	}
 	for seq, p := range s.pending {
 		if p.typ == sessionReportRequest {
-			v.Reports = append(v.Reports, savedRequest{p.to, seq, p.b, p.sent})
+			r := savedRequest{To: p.to, Seq: seq, B: p.b, Sent: p.sent}
+			if u, ok := s.usageSent[seq]; ok {
+				r.Usage = &u
+			}
+			v.Reports = append(v.Reports, r)
 		}
 	}
 	// In a stable order, so that the same state saves the same.
@@ -137,7 +145,7 @@ func (s *Server) Restore(dec *json.Decoder) error {
 		s.cache.entries[cacheKey{r.From, r.Seq}] = cached{r.Request, r.B, r.Expires}
 	}
 	for _, r := range v.Reports {
-		s.pending[r.Seq] = &pending{to: r.To, b: r.B, sent: r.Sent, limit: s.cfg.N1, next: now, typ: sessionReportRequest}
+		s.restoreReport(r, now)
 	}
 	if err := s.store.Restore(dec); err != nil {
 		return fmt.Errorf("pfcp: restore sessions: %w", err)
@@ -150,4 +158,21 @@ func (s *Server) Restore(dec *json.Decoder) error {
 	}
 	s.log.Info("pfcp: state restored", "sessions", s.store.Len(), "associations", len(s.assocs), "recovery", s.cfg.Recovery)
 	return nil
+}
+
+// restoreReport takes back a Session Report Request still unanswered: it
+// is sent again at once and ends as any other, its usage put back into
+// the meters if it goes unanswered.
+func (s *Server) restoreReport(r savedRequest, now time.Time) {
+	var cpSEID uint64
+	if h, err := message.ParseHeader(r.B); err == nil {
+		cpSEID = h.SEID
+	}
+	seq := r.Seq
+	s.pending[seq] = &pending{to: r.To, b: r.B, sent: r.Sent, limit: s.cfg.N1, next: now, typ: sessionReportRequest,
+		answered: func(m message.Message) { s.reportAnswered(seq, cpSEID, m) },
+		expired:  func() { s.reportUnanswered(seq) }}
+	if r.Usage != nil {
+		s.trackUsage(seq, *r.Usage)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -11,11 +12,15 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/wmnsk/go-pfcp/ie"
 	"github.com/wmnsk/go-pfcp/message"
+
+	"github.com/sluice-upf/sluice/internal/datapath"
+	"github.com/sluice-upf/sluice/internal/session"
 )
 
 // A server saved after Serve and restored into a new one on the same
@@ -24,27 +29,8 @@ import (
 // The SMF then carries on with the new server as with the old.
 func TestPrivilegedRestoreState(t *testing.T) {
 	d := loadDatapath(t, 1024)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	start := func(cfg Config) (*Server, func()) {
-		store, compiler := testRules(d)
-		srv, err := New(cfg, store, compiler, d, log)
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv.now = func() time.Time { return time.Now().UTC().Round(0) } // as saved: no monotonic reading
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error)
-		go func() { done <- srv.Serve(ctx) }()
-		stopped := false
-		stop := func() {
-			if !stopped {
-				stopped = true
-				cancel()
-				<-done
-			}
-		}
-		t.Cleanup(stop)
-		return srv, stop
+		return startProcess(t, d, d, cfg, func() time.Time { return time.Now().UTC().Round(0) }) // as saved: no monotonic reading
 	}
 	cfg := Config{NodeID: "198.18.4.2", Listen: netip.MustParseAddrPort("127.0.0.1:0"), Recovery: time.Unix(1_700_000_000, 0)}
 	first, stopFirst := start(cfg)
@@ -131,6 +117,146 @@ func TestPrivilegedRestoreState(t *testing.T) {
 	wantURRs(t, "open5gs deletion after restore", o5gs.release(), 1)
 	wantURRs(t, "free5gc deletion after restore", f5gc.release(), 1)
 }
+
+// startProcess runs a server on d as one upfd process would, its meters
+// reading dp and its clock now, until cleanup or stop.
+func startProcess(t *testing.T, d *datapath.Datapath, dp Datapath, cfg Config, now func() time.Time) (*Server, func()) {
+	t.Helper()
+	store, compiler := testRules(d)
+	srv, err := New(cfg, store, compiler, dp, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.now = now
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- srv.Serve(ctx) }()
+	stopped := false
+	stop := func() {
+		if !stopped {
+			stopped = true
+			cancel()
+			<-done
+		}
+	}
+	t.Cleanup(stop)
+	return srv, stop
+}
+
+// A usage report still unanswered when upfd restarts is sent again by the
+// next process and, unanswered there too, goes back into its URR's meter
+// as any other would: the next report carries its counts, its UR-SEQN and
+// its start.
+func TestPrivilegedRestoredUsageReportGoesBackIntoTheMeterWhenUnanswered(t *testing.T) {
+	d := loadDatapath(t, 1024)
+	dp := &setCounters{Datapath: d}
+	dp.set(datapath.Usage{})
+	clock := &testClock{}
+	start := time.Unix(1_700_000_100, 0).UTC()
+	clock.set(start)
+	// T1 of a second on a clock that moves only when the test says.
+	cfg := Config{NodeID: "198.18.4.2", Listen: netip.MustParseAddrPort("127.0.0.1:0"), Recovery: time.Unix(1_700_000_000, 0),
+		T1: time.Second, N1: 2}
+	first, stopFirst := startProcess(t, d, dp, cfg, clock.now)
+	n := newN4Client(t, first)
+	n.associate()
+	periodic := ie.NewCreateURR(ie.NewURRID(2), ie.NewMeasurementMethod(0, 1, 0),
+		ie.NewReportingTriggers(trigPeriodic, 0, 0), ie.NewMeasurementPeriod(10*time.Second))
+	if c := causeIn(n.ask(establishment(n.next(), 0x91, periodic))); c != session.CauseAccepted {
+		t.Fatalf("establishment: cause %d", c)
+	}
+	before := datapath.Usage{Uplink: datapath.Traffic{Packets: 10, Bytes: 1000}, Downlink: datapath.Traffic{Packets: 5, Bytes: 500}}
+	dp.set(before)
+	clock.advance(10 * time.Second)
+	lost := n.await(2*time.Second, isType[*message.SessionReportRequest])
+	if got := periodicReport(t, lost); got.seq != 0 || got.volume != before {
+		t.Fatalf("the report before the restart: %v, want UR-SEQN 0 and %+v", got, before)
+	}
+	stopFirst() // the report unanswered
+
+	var saved bytes.Buffer
+	if err := first.Save(json.NewEncoder(&saved)); err != nil {
+		t.Fatal(err)
+	}
+	second, _ := startProcess(t, d, dp, cfg, clock.now)
+	var restoreErr error
+	second.Do(context.Background(), func() { restoreErr = second.Restore(json.NewDecoder(&saved)) })
+	if restoreErr != nil {
+		t.Fatal(restoreErr)
+	}
+	n.upf = net.UDPAddrFromAddrPort(second.Addr())
+	after := datapath.Usage{Uplink: datapath.Traffic{Packets: 15, Bytes: 1500}, Downlink: datapath.Traffic{Packets: 8, Bytes: 800}}
+	dp.set(after)
+	// Sent again at once, its second and last send; still unanswered.
+	again := n.await(2*time.Second, isType[*message.SessionReportRequest])
+	if again.Sequence() != lost.Sequence() {
+		t.Fatalf("after the restart, report %d; want %d sent again", again.Sequence(), lost.Sequence())
+	}
+	// T1 later it is given up, and the next period's report is due.
+	clock.advance(10 * time.Second)
+	next := n.await(2*time.Second, isType[*message.SessionReportRequest])
+	got := periodicReport(t, next)
+	if want := (usageSeen{seq: 0, start: start, volume: after}); got != want {
+		t.Errorf("the report after the lost one: %v\nwant %v: the lost one's counts, UR-SEQN and start", got, want)
+	}
+}
+
+// usageSeen is what a test reads of a usage report.
+type usageSeen struct {
+	seq    uint32
+	start  time.Time
+	volume datapath.Usage
+}
+
+func (u usageSeen) String() string {
+	return fmt.Sprintf("UR-SEQN %d from %v, uplink %+v, downlink %+v", u.seq, u.start, u.volume.Uplink, u.volume.Downlink)
+}
+
+// periodicReport reads the one usage report of a Session Report Request.
+func periodicReport(t *testing.T, m message.Message) usageSeen {
+	t.Helper()
+	r := m.(*message.SessionReportRequest)
+	if len(r.UsageReport) != 1 {
+		t.Fatalf("%d usage reports, want one", len(r.UsageReport))
+	}
+	var u usageSeen
+	kids, err := r.UsageReport[0].UsageReport()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range kids {
+		switch k.Type {
+		case ie.URSEQN:
+			u.seq, _ = k.URSEQN()
+		case ie.StartTime:
+			u.start, _ = k.StartTime()
+			u.start = u.start.UTC()
+		case ie.VolumeMeasurement:
+			v, _ := k.VolumeMeasurement()
+			u.volume = datapath.Usage{Uplink: datapath.Traffic{Packets: v.UplinkNumberOfPackets, Bytes: v.UplinkVolume},
+				Downlink: datapath.Traffic{Packets: v.DownlinkNumberOfPackets, Bytes: v.DownlinkVolume}}
+		}
+	}
+	return u
+}
+
+// setCounters is the datapath with every URR counting what the test sets.
+type setCounters struct {
+	*datapath.Datapath
+	usage atomic.Pointer[datapath.Usage]
+}
+
+func (d *setCounters) set(u datapath.Usage) { d.usage.Store(&u) }
+
+func (d *setCounters) Usage(uint32) (datapath.Usage, error) { return *d.usage.Load(), nil }
+
+// testClock is a clock that moves when the test says, in UTC without a
+// monotonic reading, as times are saved.
+type testClock struct{ ns atomic.Int64 }
+
+func (c *testClock) set(t time.Time)         { c.ns.Store(t.UnixNano()) }
+func (c *testClock) advance(d time.Duration) { c.ns.Add(int64(d)) }
+func (c *testClock) now() time.Time          { return time.Unix(0, c.ns.Load()).UTC() }
 
 // saveLines is what srv saves, one line per record, sorted: sessions come
 // in map order.

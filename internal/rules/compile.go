@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/sluice-upf/sluice/internal/datapath"
+	"github.com/sluice-upf/sluice/internal/gtpu"
 	"github.com/sluice-upf/sluice/internal/session"
 )
 
@@ -21,6 +22,8 @@ type Interfaces struct {
 	// Outer source addresses toward each destination interface.
 	Access, Core []netip.Addr
 }
+
+func (i Interfaces) gtpu() gtpu.Addrs { return gtpu.Addrs{Access: i.Access, Core: i.Core} }
 
 // kept is what the compiler keeps of an installed session: the slots its
 // rules hold and the session itself (the store's, immutable). The lookup
@@ -201,20 +204,14 @@ func (c *Compiler) far(f session.FAR) (datapath.FAR, error) {
 		}
 		return v, nil
 	}
-	// The outer source is an address of the side the FAR sends to: N3
-	// toward the access network, N9 toward the core. A UPF without N9
-	// sends the rest (say, to the CP function, §5.3.1) from its N3 address.
-	sides := [][]netip.Addr{c.ifaces.Access}
+	// The outer source is an address of the side the FAR sends to, as for
+	// every GTP-U message on that path (gtpu.Addrs.Source).
+	side := gtpu.Access
 	if fw.Dest != session.Access {
-		sides = [][]netip.Addr{c.ifaces.Core, c.ifaces.Access}
+		side = gtpu.Core
 	}
-	for _, a := range slices.Concat(sides...) {
-		if a.Is4() == fw.OHC.Peer.Is4() {
-			v.Local = a
-			break
-		}
-	}
-	if !v.Local.IsValid() {
+	var ok bool
+	if v.Local, ok = c.ifaces.gtpu().Source(side, fw.OHC.Peer); !ok {
 		return v, &session.Error{Cause: session.CauseRuleFailure, IE: session.IEOuterHeaderCreate,
 			Msg: fmt.Sprintf("FAR %d: no local address of %v's family toward destination interface %d", f.ID, fw.OHC.Peer, fw.Dest)}
 	}

@@ -105,7 +105,7 @@ func decodePDI(i *ie.IE) (session.PDI, *session.Error) {
 }
 
 func decodeFTEID(i *ie.IE) (*session.FTEID, *session.Error) {
-	f, err := i.FTEID()
+	f, err := fieldsOf(i, (*ie.IE).FTEID)
 	if err != nil {
 		return nil, incorrect(ie.FTEID, "F-TEID: %v", err)
 	}
@@ -129,22 +129,28 @@ func decodeFTEID(i *ie.IE) (*session.FTEID, *session.Error) {
 }
 
 func decodeUEIP(i *ie.IE) (*session.UEIP, *session.Error) {
-	f, err := i.UEIPAddress()
+	f, err := fieldsOf(i, (*ie.IE).UEIPAddress)
 	if err != nil {
 		return nil, incorrect(ie.UEIPAddress, "UE IP address: %v", err)
 	}
-	const v6, v4, sd, v6d, chv4, chv6 = 0x01, 0x02, 0x04, 0x08, 0x10, 0x20
+	const v6, v4, sd, chv4, chv6 = 0x01, 0x02, 0x04, 0x10, 0x20
 	u := &session.UEIP{Dest: f.Flags&sd != 0, ChooseV4: f.Flags&chv4 != 0, ChooseV6: f.Flags&chv6 != 0}
 	if f.Flags&v4 != 0 && !u.ChooseV4 {
 		u.V4, _ = netip.AddrFromSlice(f.IPv4Address.To4())
 	}
-	if f.Flags&v6 != 0 && !u.ChooseV6 {
-		a, _ := netip.AddrFromSlice(f.IPv6Address.To16())
-		bits := 128
-		if f.Flags&v6d != 0 && f.IPv6PrefixDelegationBits > 0 {
-			bits = 128 - int(f.IPv6PrefixDelegationBits)
+	if f.Flags&(v6|chv6) != 0 {
+		bits, e := ueIPv6PrefixLength(f)
+		if e != nil {
+			return nil, e
 		}
-		u.V6 = netip.PrefixFrom(a, bits).Masked()
+		if u.ChooseV6 && bits != 64 {
+			return nil, &session.Error{Cause: session.CauseRuleFailure, IE: ie.UEIPAddress,
+				Msg: fmt.Sprintf("UE IP address: choosing a /%d IPv6 prefix: the UPF chooses /64 prefixes only", bits)}
+		}
+		if !u.ChooseV6 {
+			a, _ := netip.AddrFromSlice(f.IPv6Address.To16())
+			u.V6 = netip.PrefixFrom(a, bits).Masked()
+		}
 	}
 	if !u.V4.IsValid() && !u.V6.IsValid() && !u.ChooseV4 && !u.ChooseV6 {
 		return nil, incorrect(ie.UEIPAddress, "UE IP address with no address and no CHOOSE")
@@ -152,9 +158,31 @@ func decodeUEIP(i *ie.IE) (*session.UEIP, *session.Error) {
 	return u, nil
 }
 
+// ueIPv6PrefixLength is the length of the UE's IPv6 prefix (§8.2.62):
+// with IPv6D, /64 shortened by the IPv6 Prefix Delegation Bits (4: a
+// /60); with IP6PL, the IPv6 Prefix Length itself (128: one address);
+// with neither, the default /64. A zero in either field leaves the length
+// to the UP function (§5.14), which takes the default.
+func ueIPv6PrefixLength(f *ie.UEIPAddressFields) (int, *session.Error) {
+	const ipv6d, ip6pl = 0x08, 0x40
+	switch {
+	case f.Flags&ipv6d != 0 && f.Flags&ip6pl != 0:
+		return 0, incorrect(ie.UEIPAddress, "UE IP address with both IPv6D and IP6PL: IP6PL applies only without IPv6D")
+	case f.Flags&ipv6d != 0 && f.IPv6PrefixDelegationBits > 63:
+		return 0, incorrect(ie.UEIPAddress, "UE IP address: %d IPv6 prefix delegation bits leave no /64 to shorten", f.IPv6PrefixDelegationBits)
+	case f.Flags&ipv6d != 0:
+		return 64 - int(f.IPv6PrefixDelegationBits), nil
+	case f.Flags&ip6pl != 0 && f.IPv6PrefixLength > 128:
+		return 0, incorrect(ie.UEIPAddress, "UE IP address: IPv6 prefix length %d is longer than an address", f.IPv6PrefixLength)
+	case f.Flags&ip6pl != 0 && f.IPv6PrefixLength > 0:
+		return int(f.IPv6PrefixLength), nil
+	}
+	return 64, nil
+}
+
 func decodeSDF(i *ie.IE) (session.SDF, *session.Error) {
 	var s session.SDF
-	f, err := i.SDFFilter()
+	f, err := fieldsOf(i, (*ie.IE).SDFFilter)
 	if err != nil {
 		return s, incorrect(ie.SDFFilter, "SDF filter: %v", err)
 	}
@@ -255,7 +283,7 @@ func decodeForwardingUpdate(i *ie.IE) (*session.ForwardingUpdate, *session.Error
 }
 
 func decodeOHC(i *ie.IE) (*session.OHC, *session.Error) {
-	o, err := i.OuterHeaderCreation()
+	o, err := fieldsOf(i, (*ie.IE).OuterHeaderCreation)
 	if err != nil {
 		return nil, incorrect(ie.OuterHeaderCreation, "outer header creation: %v", err)
 	}

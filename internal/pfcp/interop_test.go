@@ -247,8 +247,8 @@ func TestPrivilegedInteropTshark(t *testing.T) {
 			message.MsgTypeAssociationSetupResponse, session.CauseMandatoryIEMissing, func() []byte {
 				return send(message.NewAssociationSetupRequest(n.next(), smfNode))
 			}},
-		{"association setup response, refused: does not decode",
-			message.MsgTypeAssociationSetupResponse, session.CauseMandatoryIEIncorrect, func() []byte {
+		{"association setup response, refused: an IE runs past the end",
+			message.MsgTypeAssociationSetupResponse, session.CauseInvalidLength, func() []byte {
 				return n.raw(undecodable(t, message.NewAssociationSetupRequest(n.next(), smfNode, recovery)))
 			}},
 		{"association update response, refused: no association",
@@ -269,12 +269,12 @@ func TestPrivilegedInteropTshark(t *testing.T) {
 		{"association update response", message.MsgTypeAssociationUpdateResponse, session.CauseAccepted, func() []byte {
 			return send(message.NewAssociationUpdateRequest(n.next(), smfNode))
 		}},
-		{"association update response, refused: does not decode",
-			message.MsgTypeAssociationUpdateResponse, session.CauseMandatoryIEIncorrect, func() []byte {
+		{"association update response, refused: an IE runs past the end",
+			message.MsgTypeAssociationUpdateResponse, session.CauseInvalidLength, func() []byte {
 				return n.raw(undecodable(t, message.NewAssociationUpdateRequest(n.next(), smfNode)))
 			}},
-		{"association release response, refused: does not decode",
-			message.MsgTypeAssociationReleaseResponse, session.CauseMandatoryIEIncorrect, func() []byte {
+		{"association release response, refused: an IE runs past the end",
+			message.MsgTypeAssociationReleaseResponse, session.CauseInvalidLength, func() []byte {
 				return n.raw(undecodable(t, message.NewAssociationReleaseRequest(n.next(), smfNode)))
 			}},
 		{"session establishment response",
@@ -303,8 +303,8 @@ func TestPrivilegedInteropTshark(t *testing.T) {
 				return send(establishment(n.next(), 0x123, ie.NewCreatePDR(ie.NewPDRID(3), ie.NewPrecedence(10),
 					ie.NewPDI(ie.NewSourceInterface(ie.SrcInterfaceCore), ie.NewUEIPAddress(0x06, "10.45.0.2", "", 0, 0)), ie.NewFARID(9))))
 			}},
-		{"session establishment response, refused: does not decode",
-			message.MsgTypeSessionEstablishmentResponse, session.CauseMandatoryIEIncorrect, func() []byte {
+		{"session establishment response, refused: an IE runs past the end",
+			message.MsgTypeSessionEstablishmentResponse, session.CauseInvalidLength, func() []byte {
 				return n.raw(undecodable(t, establishment(n.next(), 0x124)))
 			}},
 		{"session modification response",
@@ -327,8 +327,8 @@ func TestPrivilegedInteropTshark(t *testing.T) {
 				return send(message.NewSessionModificationRequest(0, 0, up, n.next(), 0,
 					ie.NewUpdateFAR(ie.NewFARID(7), ie.NewApplyAction(0x01))))
 			}},
-		{"session modification response, refused: does not decode",
-			message.MsgTypeSessionModificationResponse, session.CauseMandatoryIEIncorrect, func() []byte {
+		{"session modification response, refused: an IE runs past the end",
+			message.MsgTypeSessionModificationResponse, session.CauseInvalidLength, func() []byte {
 				return n.raw(undecodable(t, message.NewSessionModificationRequest(0, 0, up, n.next(), 0,
 					ie.NewRemovePDR(ie.NewPDRID(3)))))
 			}},
@@ -343,8 +343,8 @@ func TestPrivilegedInteropTshark(t *testing.T) {
 			message.MsgTypeSessionDeletionResponse, session.CauseNoSession, func() []byte {
 				return send(message.NewSessionDeletionRequest(0, 0, up, n.next(), 0))
 			}},
-		{"session deletion response, refused: does not decode",
-			message.MsgTypeSessionDeletionResponse, session.CauseMandatoryIEIncorrect, func() []byte {
+		{"session deletion response, refused: an IE runs past the end",
+			message.MsgTypeSessionDeletionResponse, session.CauseInvalidLength, func() []byte {
 				return n.raw(undecodable(t, message.NewSessionDeletionRequest(0, 0, up, n.next(), 0)))
 			}},
 		{"association release response",

@@ -23,14 +23,24 @@ func decodeAll[T any](ies []*ie.IE, dec func(*ie.IE) (T, *session.Error)) ([]T, 
 	return out, nil
 }
 
+// decodeEstablish reads a Session Establishment Request (§7.5.2); an IE
+// whose Length is wrong comes first in a refusal (lengthFirst).
 func decodeEstablish(m *message.SessionEstablishmentRequest, peer string) (*session.Establish, *session.Error) {
+	r, e := establishRequest(m, peer)
+	if e != nil {
+		return nil, lengthFirst(m.Payload, e)
+	}
+	return r, nil
+}
+
+func establishRequest(m *message.SessionEstablishmentRequest, peer string) (*session.Establish, *session.Error) {
 	if m.NodeID == nil {
 		return nil, missing("Session Establishment Request", ie.NodeID)
 	}
 	if m.CPFSEID == nil {
 		return nil, missing("Session Establishment Request", ie.FSEID)
 	}
-	fseid, err := m.CPFSEID.FSEID()
+	fseid, err := fieldsOf(m.CPFSEID, (*ie.IE).FSEID)
 	if err != nil {
 		return nil, incorrect(ie.FSEID, "CP F-SEID: %v", err)
 	}
@@ -69,7 +79,17 @@ func fseidAddr(f *ie.FSEIDFields) netip.Addr {
 	return a
 }
 
+// decodeModify reads a Session Modification Request (§7.5.4), as
+// decodeEstablish does.
 func decodeModify(m *message.SessionModificationRequest, seid uint64) (*session.Modify, *session.Error) {
+	r, e := modifyRequest(m, seid)
+	if e != nil {
+		return nil, lengthFirst(m.Payload, e)
+	}
+	return r, nil
+}
+
+func modifyRequest(m *message.SessionModificationRequest, seid uint64) (*session.Modify, *session.Error) {
 	r := &session.Modify{SEID: seid}
 	var e *session.Error
 	steps := []func() *session.Error{

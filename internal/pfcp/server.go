@@ -382,15 +382,16 @@ func (s *Server) respond(d datagram, h *message.Header) (resp message.Message) {
 	}()
 	if !s.allowed(d.from.Addr()) {
 		s.log.Warn("pfcp: request from a peer that is not allowed", "from", d.from, "type", h.Type)
-		return refusal(h, session.CauseRequestRejected, 0, s.nodeID(), s.cfg.Recovery)
+		return refusal(h, notAllowedCause(h.Type), 0, s.nodeID(), s.cfg.Recovery)
 	}
 	if int(h.Length)+4 != len(d.b) { // §7.6.3
 		s.log.Info("pfcp: request length differs from its header's", "from", d.from, "type", h.Type, "header", int(h.Length)+4, "datagram", len(d.b))
 		return refusal(h, session.CauseInvalidLength, 0, s.nodeID(), s.cfg.Recovery)
 	}
 	if d.err != nil {
-		s.log.Info("pfcp: request does not decode", "from", d.from, "type", h.Type, "err", d.err)
-		return refusal(h, session.CauseMandatoryIEIncorrect, 0, s.nodeID(), s.cfg.Recovery)
+		e := parseRefusal(h.Payload, d.err)
+		s.log.Info("pfcp: request does not decode", "from", d.from, "type", h.Type, "err", d.err, "why", e.Msg)
+		return refusal(h, e.Cause, e.IE, s.nodeID(), s.cfg.Recovery)
 	}
 	switch m := d.m.(type) {
 	case *message.HeartbeatRequest:
@@ -423,6 +424,17 @@ var responses = map[uint8]bool{
 
 func (s *Server) allowed(a netip.Addr) bool {
 	return len(s.cfg.Peers) == 0 || slices.Contains(s.cfg.Peers, a.Unmap())
+}
+
+// notAllowedCause refuses a request from a peer that is not allowed. Such
+// a peer never has an association, so its session messages (types 50 to
+// 99, §7.3) get what any without one gets: No established PFCP
+// Association (§8.2.1). Node messages are rejected.
+func notAllowedCause(msgType uint8) uint8 {
+	if msgType >= message.MsgTypeSessionEstablishmentRequest && msgType < 100 {
+		return session.CauseNoAssociation
+	}
+	return session.CauseRequestRejected
 }
 
 func (s *Server) send(to netip.AddrPort, m message.Message) {

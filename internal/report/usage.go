@@ -113,8 +113,9 @@ func (m *Meters) Sync(seid uint64, urrs session.RuleSet[uint32, session.URR], sl
 		k := meterKey{seid, id}
 		mt, ok := find(mine, id)
 		if !ok {
+			// Base is zero: the compiler resets a new URR's slot
+			// (datapath.PutURR.Reset), so there is nothing to read.
 			mt = &meter{Slot: slots[id], Since: now, QuotaSince: now}
-			mt.Base, _ = m.dp.Usage(mt.Slot) // zero: the slot was reset for it
 			m.bySlot[mt.Slot] = k
 		}
 		if !ok || u.Grant != mt.URR.Grant { // a new grant, even of the same size

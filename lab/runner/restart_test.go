@@ -19,7 +19,7 @@ import (
 // the scenario's upfd overrides, in whatever style they are written, and
 // upfd reads them all.
 func TestPinnedConfigKeepsOverrides(t *testing.T) {
-	keys := [][2]string{{"pin_path", "/sys/fs/bpf/upflab-x"}, {"state_file", "/tmp/upflab-x/state.json"}}
+	keys := []setting{{"pin_path", "/sys/fs/bpf/upflab-x"}, {"state_file", "/tmp/upflab-x/state.json"}}
 	for _, tc := range []struct {
 		name, overrides string
 		sessions        int
@@ -37,7 +37,7 @@ func TestPinnedConfigKeepsOverrides(t *testing.T) {
 			if err != nil {
 				t.Fatalf("upfd refuses\n%s: %v", b, err)
 			}
-			if c.PinPath != keys[0][1] || c.StateFile != keys[1][1] || c.MaxSessions != tc.sessions {
+			if c.PinPath != keys[0].value || c.StateFile != keys[1].value || c.MaxSessions != tc.sessions {
 				t.Errorf("pin_path %q, state_file %q, max_sessions %d from\n%s", c.PinPath, c.StateFile, c.MaxSessions, b)
 			}
 		})

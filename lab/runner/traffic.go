@@ -266,14 +266,13 @@ func (f *flight) close() {
 
 func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 
-// labSessions are sessions for a forwarder without PFCP (the reference):
-// the SMF emulator's numbering, UE 10.45.0.1 upward and TEIDs from 1.
+// labSessions are sessions for a forwarder without PFCP (the reference),
+// numbered as the SMF emulator numbers its slots (topo's UE numbering):
+// session k has the UE pool's address k+1 and TEIDs k+1 both ways.
 func labSessions(n int) []tgen.Session {
 	out := make([]tgen.Session, n)
-	ue := topo.UEPool.Addr()
-	for i := range out {
-		ue = ue.Next()
-		out[i] = tgen.Session{UE: ue, UplinkTEID: uint32(i + 1), DownlinkTEID: uint32(i + 1), QFI: 9}
+	for k := range out {
+		out[k] = tgen.Session{UE: topo.UEAddr(topo.UEPool, k), UplinkTEID: uint32(k + 1), DownlinkTEID: uint32(k + 1), QFI: 9}
 	}
 	return out
 }

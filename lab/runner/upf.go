@@ -17,6 +17,7 @@ import (
 	"github.com/sluice-upf/sluice/internal/netns"
 	"github.com/sluice-upf/sluice/lab/refs"
 	"github.com/sluice-upf/sluice/lab/scenario"
+	"github.com/sluice-upf/sluice/lab/smf"
 	"github.com/sluice-upf/sluice/lab/topo"
 )
 
@@ -51,9 +52,12 @@ func startUPF(lab topo.Lab, s *scenario.Scenario, upfd, dir string) (*process, s
 	cfgPath := filepath.Join(dir, "upf.yaml")
 	switch u.Kind {
 	case scenario.UPFBuiltIn:
-		// Absent keys take upfd's defaults, which fit the lab: the
-		// scenario's overrides are a whole upfd.yaml.
-		config, err := p.pinned(u.Config, dir)
+		// Absent keys take upfd's defaults, which fit the lab but for
+		// the UE pools: the scenario's overrides are a whole upfd.yaml.
+		config, err := withLabPools(u.Config)
+		if err == nil {
+			config, err = p.pinned(config, dir)
+		}
 		if err != nil {
 			return nil, "", err
 		}
@@ -100,12 +104,30 @@ func (p *process) pinned(overrides []byte, dir string) ([]byte, error) {
 	if err := p.removeLeftovers(); err != nil {
 		return nil, err
 	}
-	return withKeys(overrides, [][2]string{{"pin_path", p.pins}, {"state_file", p.state}})
+	return withKeys(overrides, []setting{{"pin_path", p.pins}, {"state_file", p.state}})
 }
 
-// withKeys adds top-level keys to a YAML mapping (nil is an empty one),
-// in whatever style it is written.
-func withKeys(mapping []byte, keys [][2]string) ([]byte, error) {
+// withLabPools gives upfd the lab's UE pools (topo.UEPool, UEPoolV6) as
+// the pools of the SMF emulator's DNN, unless the overrides set dnns:
+// upfd's default pool, 10.45.0.0/16, holds too few UEs for the lab.
+func withLabPools(overrides []byte) ([]byte, error) {
+	type dnn struct {
+		Name  string   `yaml:"name"`
+		Pools []string `yaml:"pools"`
+	}
+	pools := []dnn{{Name: smf.DefaultDNN, Pools: []string{topo.UEPool.String(), topo.UEPoolV6.String()}}}
+	return withKeys(overrides, []setting{{"dnns", pools}})
+}
+
+// setting is a top-level key of upfd.yaml and its value.
+type setting struct {
+	key   string
+	value any
+}
+
+// withKeys adds to a YAML mapping (nil is an empty one), in whatever style
+// it is written, those of the settings whose keys it does not have.
+func withKeys(mapping []byte, settings []setting) ([]byte, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(mapping, &doc); err != nil {
 		return nil, fmt.Errorf("runner: upf.config: %w", err)
@@ -114,12 +136,27 @@ func withKeys(mapping []byte, keys [][2]string) ([]byte, error) {
 		doc.Content = []*yaml.Node{{Kind: yaml.MappingNode, Tag: "!!map"}}
 	}
 	m := doc.Content[0]
-	for _, kv := range keys {
-		m.Content = append(m.Content,
-			&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: kv[0]},
-			&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: kv[1]})
+	for _, s := range settings {
+		if hasKey(m, s.key) {
+			continue
+		}
+		var value yaml.Node
+		if err := value.Encode(s.value); err != nil {
+			return nil, fmt.Errorf("runner: upf.config: %s: %w", s.key, err)
+		}
+		m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s.key}, &value)
 	}
 	return yaml.Marshal(m)
+}
+
+// hasKey says whether mapping m has key.
+func hasKey(m *yaml.Node, key string) bool {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return true
+		}
+	}
+	return false
 }
 
 // start starts the UPF's command line, in the UPF's namespace.

@@ -9,7 +9,7 @@ func TestCommandLine(t *testing.T) {
 	b := LabBindings("upflab", "/tmp/upflab run/eupf.yaml")
 	for _, tc := range []struct{ command, want string }{
 		{"eupf --iface {n3} --iface {n6} --pfcp {n4_addr}", "eupf --iface n3 --iface n6 --pfcp 198.18.4.2"},
-		{"upf {n3}{n6} {n3_addr}/{ue_pool}", "upf n3n6 198.18.3.2/10.45.0.0/16"},
+		{"upf {n3}{n6} {n3_addr}/{ue_pool}", "upf n3n6 198.18.3.2/10.32.0.0/12"},
 		{"upf -c {config}", "upf -c '/tmp/upflab run/eupf.yaml'"},
 		{"upf --smf {smf_addr} --gnb {gnb_addr} --dn {dn_addr} --ns {netns}", "upf --smf 198.18.4.1 --gnb 198.18.3.1 --dn 198.18.6.1 --ns upflab-upf"},
 		{"HOME=${HOME}/x upf {n3} {a,b} {N3} {", "HOME=${HOME}/x upf n3 {a,b} {N3} {"},

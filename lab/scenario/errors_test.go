@@ -2,7 +2,10 @@ package scenario
 
 import (
 	"errors"
+	"net/netip"
 	"testing"
+
+	"github.com/sluice-upf/sluice/lab/topo"
 )
 
 // TestBadFiles pins down the error each kind of mistake gets: the line,
@@ -74,6 +77,7 @@ func TestBadFiles(t *testing.T) {
 		{"subscriber defaults above sessions", "sessions:\n  count: 1000\nsteps:\n  - kind: subscribers\n", `scenario.yaml:4: steps[0].counts[3]: 2000 subscribers are more than the 1000 sessions (line 2); each subscriber has one session, so raise sessions.count`},
 		{"flow of packets too small", "steps:\n  - kind: subscribers\n    counts: [10]\n    uplink:\n      - {protocol: tcp, rate: 10kbps, pps: 100}\n", `scenario.yaml:5: steps[0].uplink[0]: 10kbps at 100 pps makes 13-byte packets; want 56 to 1456 bytes: change rate or pps`},
 		{"flow without pps", "steps:\n  - kind: subscribers\n    counts: [10]\n    uplink:\n      - {rate: 1Mbps}\n", `scenario.yaml:5: steps[0].uplink[0]: the flow has no pps; add pps: with its packets per second, e.g. 175`},
+		{"more flows than the sink keeps", "upf: reference\nsessions:\n  count: 300000\n  flows: 4\n" + steps, `scenario.yaml:4: sessions.flows: 300000 sessions × 4 flows are 1200000 flows; the generator and the sink keep 1048576 at the most, so lower sessions.count or sessions.flows`},
 		{"churn above sessions", "sessions: {count: 50}\nsteps:\n  - {kind: churn, per_second: 100}\n", `scenario.yaml:3: steps[0].per_second: 100 is more than the 50 sessions (line 1); churn re-establishes sessions that exist`},
 		{"ndr resolution above max rate", "steps:\n  - kind: ndr\n    max_rate: 1Mpps\n    resolution: 2Mpps\n", `scenario.yaml:4: steps[0].resolution: 2Mpps is not finer than max_rate, 1Mpps; the search would stop at once: lower it`},
 		{"reference against itself", "upf: reference\nreference: true\n" + steps, `scenario.yaml:2: reference: the UPF under test is the reference forwarder already; remove reference: true`},
@@ -111,5 +115,46 @@ func TestBadFiles(t *testing.T) {
 				t.Errorf("got\n%s\nwant\n%s", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestSessionsBeyondTheUEPool: a count the lab's UE pools cannot number
+// is refused at its line, naming the pool; the lab's pools hold the
+// issue's 100,000 and a million.
+func TestSessionsBeyondTheUEPool(t *testing.T) {
+	const steps = "steps:\n  - kind: throughput\n"
+	for _, tc := range []struct {
+		name, pool, pool6, text, want string
+	}{
+		{"100,000 in the lab's pools", "", "", "upf: {config: {max_sessions: 100000}}\nsessions:\n  count: 100000\n" + steps, ""},
+		{"a million in the lab's pools", "", "", "upf: {config: {max_sessions: 1000000}}\nsessions:\n  count: 1000000\n  profile: open5gs\n" + steps, ""},
+		{"beyond an IPv4 pool", "10.45.0.0/16", "", "upf: reference\nsessions:\n  count: 70000\n" + steps,
+			`scenario.yaml:3: sessions.count: 70000 sessions are more than the 65534 the lab's UE pool 10.45.0.0/16 holds; lower it to 65534`},
+		{"beyond the IPv6 pool of IPv4v6 sessions", "", "2001:db8:45::/48", "upf: reference\nsessions:\n  count: 70000\n  profile: open5gs\n" + steps,
+			`scenario.yaml:3: sessions.count: 70000 sessions are more than the 65536 the lab's UE pools 10.32.0.0/12 and 2001:db8:45::/48 hold; lower it to 65536`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			narrowPools(t, tc.pool, tc.pool6)
+			_, err := Parse("scenario.yaml", []byte(tc.text))
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tc.want != "" && (err == nil || err.Error() != tc.want):
+				t.Errorf("got\n%v\nwant\n%s", err, tc.want)
+			}
+		})
+	}
+}
+
+// narrowPools puts other UE pools in the lab's place for the test; ""
+// keeps the lab's.
+func narrowPools(t *testing.T, pool, pool6 string) {
+	was, was6 := topo.UEPool, topo.UEPoolV6
+	t.Cleanup(func() { topo.UEPool, topo.UEPoolV6 = was, was6 })
+	if pool != "" {
+		topo.UEPool = netip.MustParsePrefix(pool)
+	}
+	if pool6 != "" {
+		topo.UEPoolV6 = netip.MustParsePrefix(pool6)
 	}
 }

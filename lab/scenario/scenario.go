@@ -83,8 +83,12 @@ type Sessions struct {
 }
 
 // MaxSessions bounds sessions.count: what the lab's datapath benchmarks
-// have run with.
+// have run with, and fewer than the lab's UE pools number (topo.UESlots).
 const MaxSessions = 1_000_000
+
+// MaxFlows bounds sessions.count × sessions.flows, as upflab gen's: the
+// sink keeps a window per flow.
+const MaxFlows = 1 << 20
 
 // Outputs are where results go and in which formats.
 type Outputs struct {

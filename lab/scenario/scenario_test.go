@@ -3,6 +3,7 @@ package scenario
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -202,6 +203,22 @@ func TestDocumented(t *testing.T) {
 		if !strings.Contains(string(doc), "| `"+key+"` |") {
 			t.Errorf("docs/lab.md has no row for %s", key)
 		}
+	}
+}
+
+// TestShippedFilesLoad: every scenario file beside the code, the ones make
+// bench runs among them, loads as it is.
+func TestShippedFilesLoad(t *testing.T) {
+	files, err := filepath.Glob("*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scenario files: %v", err)
+	}
+	for _, f := range files {
+		t.Run(f, func(t *testing.T) {
+			if _, err := Load(f); err != nil {
+				t.Error(err)
+			}
+		})
 	}
 }
 

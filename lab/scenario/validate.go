@@ -9,6 +9,8 @@ import (
 	"github.com/sluice-upf/sluice/internal/config"
 	"github.com/sluice-upf/sluice/internal/yamlfile"
 	"github.com/sluice-upf/sluice/lab/report"
+	"github.com/sluice-upf/sluice/lab/smf"
+	"github.com/sluice-upf/sluice/lab/topo"
 )
 
 // Validate checks the rules that a value alone cannot express and how
@@ -18,6 +20,7 @@ import (
 func (s *Scenario) Validate() error {
 	v := &validator{src: s.src}
 	v.upf(s)
+	v.sessions(s.Sessions)
 	if s.src.line("reference") > 0 && s.Reference && s.UPF.Kind == UPFReference {
 		v.add("reference", "the UPF under test is the reference forwarder already; remove reference: true")
 	}
@@ -82,6 +85,24 @@ func (v *validator) upf(s *Scenario) {
 	}
 	if u.Startup <= 0 {
 		v.add("upf.startup", "%s is not above 0; want a duration such as 10s", u.Startup)
+	}
+}
+
+// sessions checks that the sessions fit the lab's UE pools, which the SMF
+// emulator numbers them from, and that the generator and the sink hold
+// their flows.
+func (v *validator) sessions(s Sessions) {
+	if room := smf.Capacity(smf.Config{Profile: s.Profile}); s.Count > room {
+		pools := "pool " + topo.UEPool.String() + " holds"
+		if s.Profile == smf.Open5GS {
+			pools = "pools " + topo.UEPool.String() + " and " + topo.UEPoolV6.String() + " hold"
+		}
+		v.add("sessions.count", "%d sessions are more than the %d the lab's UE %s; lower it to %d", s.Count, room, pools, room)
+		return
+	}
+	if flows := s.Count * s.Flows; flows > MaxFlows {
+		v.add(v.where("sessions.flows", "sessions.count"), "%d sessions × %d flows are %d flows; the generator and the sink keep %d at the most, so lower sessions.count or sessions.flows",
+			s.Count, s.Flows, flows, MaxFlows)
 	}
 }
 

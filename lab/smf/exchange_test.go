@@ -221,7 +221,7 @@ func TestPrivilegedWrongAnswers(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err := c.Establish(context.Background(), 1)
-			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "session 0x1 (UE 10.45.0.1)") {
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "session 0x1 (UE 10.32.0.1)") {
 				t.Errorf("got %v, want an error about session 0x1 saying %q", err, tc.want)
 			}
 			if n := len(c.Sessions()); n != 0 {

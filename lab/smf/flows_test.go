@@ -120,7 +120,7 @@ func TestFlows(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s := &Session{CPSEID: 5, UE: ueAddr(cfg.UEPool, 4), GNB: cfg.GNB, DownlinkTEID: 5, slot: 4}
+			s := &Session{CPSEID: 5, UE: topo.UEAddr(cfg.UEPool, 4), GNB: cfg.GNB, DownlinkTEID: 5, slot: 4}
 			f.prepare(s)
 
 			est := rulesIn(t, f.establishment(s))

@@ -5,6 +5,8 @@ import (
 	"net/netip"
 
 	"github.com/wmnsk/go-pfcp/ie"
+
+	"github.com/sluice-upf/sluice/lab/topo"
 )
 
 // open5gs builds sessions as the Open5GS SMF does for an IPv4v6 PDU
@@ -45,7 +47,7 @@ const (
 
 func (p open5gs) prepare(s *Session) {
 	s.QFI = o5gsQFI
-	s.UEv6 = ueV6(p.cfg.UEPoolV6, s.slot)
+	s.UEv6 = topo.UEPrefixV6(p.cfg.UEPoolV6, s.slot)
 	if p.cfg.GiveUplinkTEIDs {
 		givenUplink(p.cfg, s)
 	}

@@ -3,7 +3,6 @@ package smf
 import (
 	"cmp"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -12,6 +11,8 @@ import (
 
 	"github.com/wmnsk/go-pfcp/ie"
 	"github.com/wmnsk/go-pfcp/message"
+
+	"github.com/sluice-upf/sluice/lab/topo"
 )
 
 // Session is one PFCP session as the SMF drives it, with what the UPF
@@ -127,7 +128,7 @@ func (c *Client) newSessions(n int) ([]*Session, error) {
 // c.mu held.
 func (c *Client) newSession(slot int) *Session {
 	c.lastCP++
-	s := &Session{CPSEID: c.lastCP, UE: ueAddr(c.cfg.UEPool, slot), GNB: c.cfg.GNB,
+	s := &Session{CPSEID: c.lastCP, UE: topo.UEAddr(c.cfg.UEPool, slot), GNB: c.cfg.GNB,
 		DownlinkTEID: c.cfg.DownlinkTEIDBase + uint32(slot), slot: slot}
 	c.flow.prepare(s)
 	return s
@@ -284,24 +285,18 @@ func (s *slots) release(k int) {
 
 // slotLimit is how many sessions the pools and TEID bases have room for.
 func slotLimit(cfg Config) int {
-	n := uint64(1)<<(32-cfg.UEPool.Bits()) - 2 // neither the pool's first nor its last address
+	n := uint64(topo.UESlots(cfg.UEPool))
 	if cfg.Profile == Open5GS {
-		n = min(n, uint64(1)<<min(64-cfg.UEPoolV6.Bits(), 32))
+		n = min(n, uint64(topo.UESlots(cfg.UEPoolV6)))
 	}
 	n = min(n, math.MaxUint32-uint64(cfg.DownlinkTEIDBase), (math.MaxUint32-uint64(cfg.UplinkTEIDBase))/2)
 	return int(min(n, 1<<24))
 }
 
-// ueAddr is the IPv4 address of slot k: the pool's k+1th.
-func ueAddr(pool netip.Prefix, k int) netip.Addr {
-	b := pool.Masked().Addr().As4()
-	binary.BigEndian.PutUint32(b[:], binary.BigEndian.Uint32(b[:])+1+uint32(k))
-	return netip.AddrFrom4(b)
-}
-
-// ueV6 is the IPv6 /64 of slot k: the pool's kth.
-func ueV6(pool netip.Prefix, k int) netip.Prefix {
-	b := pool.Masked().Addr().As16()
-	binary.BigEndian.PutUint64(b[:8], binary.BigEndian.Uint64(b[:8])+uint64(k))
-	return netip.PrefixFrom(netip.AddrFrom16(b), 64)
+// Capacity is how many sessions a client with cfg has room for at once:
+// what its UE pools number (topo.UESlots) within its TEID bases, and 2^24
+// at the most. The zero Config is the lab's.
+func Capacity(cfg Config) int {
+	cfg.setDefaults()
+	return slotLimit(cfg)
 }

@@ -11,9 +11,10 @@
 // report for a session we do not have).
 //
 // Sessions take their UE address, downlink TEID and (when the SMF gives
-// them) uplink TEID from a numbered slot: slot k is the k+1th address of
-// the UE pool (10.45.0.1 first) and TEID base+k, so that a traffic
-// generator can cycle over them by adding 1.
+// them) uplink TEID from a numbered slot: slot k is the UE pool's address
+// k+1 (10.32.0.1 first in the lab's 10.32.0.0/12) and TEID base+k, as
+// topo's UE numbering says, so that a traffic generator can cycle over them
+// by adding 1.
 package smf
 
 import (
@@ -36,6 +37,10 @@ import (
 // PFCPPort is where PFCP entities listen (§4.2.1).
 const PFCPPort = 8805
 
+// DefaultDNN is the network instance of the sessions unless Config.DNN
+// names another.
+const DefaultDNN = "internet"
+
 // Config says where the client runs and what its sessions look like. The
 // zero value of each field takes the default in its comment, which fits
 // the lab's address plan.
@@ -53,9 +58,9 @@ type Config struct {
 	// (the UPF's own heartbeats are answered regardless).
 	Heartbeat time.Duration
 
-	UEPool   netip.Prefix // IPv4 UE addresses, handed out in order from .1; 10.45.0.0/16
-	UEPoolV6 netip.Prefix // a /64 per session for IPv4v6 profiles (open5gs); 2001:db8:45::/48
-	DNN      string       // the network instance; "internet"
+	UEPool   netip.Prefix // IPv4 UE addresses, handed out in order from .1; topo.UEPool, 10.32.0.0/12
+	UEPoolV6 netip.Prefix // a /64 per session for IPv4v6 profiles (open5gs); topo.UEPoolV6, 2001:db8:30::/44
+	DNN      string       // the network instance; DefaultDNN
 
 	GNB              netip.Addr // the serving gNB's N3 address; 198.18.3.1
 	DownlinkTEIDBase uint32     // the gNB's TEID of slot k is this + k; 1
@@ -111,7 +116,7 @@ func (c *Config) setDefaults() {
 		c.N1 = 3
 	}
 	if c.DNN == "" {
-		c.DNN = "internet"
+		c.DNN = DefaultDNN
 	}
 	if c.DownlinkTEIDBase == 0 {
 		c.DownlinkTEIDBase = 1

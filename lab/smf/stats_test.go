@@ -105,28 +105,25 @@ func TestSlots(t *testing.T) {
 	}
 }
 
-func TestAddresses(t *testing.T) {
-	pool, pool6 := netip.MustParsePrefix("10.45.0.0/16"), netip.MustParsePrefix("2001:db8:45::/48")
+// TestCapacity: the sessions a client has room for are what its pools
+// number, the IPv6 one only for the profile that gives IPv6 prefixes; the
+// lab's pools hold a million sessions.
+func TestCapacity(t *testing.T) {
 	for _, tc := range []struct {
-		slot int
-		v4   string
-		v6   string
+		name string
+		cfg  Config
+		want int
 	}{
-		{0, "10.45.0.1", "2001:db8:45::/64"},
-		{254, "10.45.0.255", "2001:db8:45:fe::/64"},
-		{255, "10.45.1.0", "2001:db8:45:ff::/64"},
-		{65533, "10.45.255.254", "2001:db8:45:fffd::/64"},
+		{"the lab's pools", Config{}, 1<<20 - 2},
+		{"a /16", Config{UEPool: netip.MustParsePrefix("10.45.0.0/16")}, 65534},
+		{"a /48 of IPv6 without IPv6 sessions", Config{UEPoolV6: netip.MustParsePrefix("2001:db8:45::/48")}, 1<<20 - 2},
+		{"a /48 of IPv6 with open5gs's IPv4v6 sessions", Config{Profile: Open5GS, UEPoolV6: netip.MustParsePrefix("2001:db8:45::/48")}, 65536},
+		{"a /8, within 2^24", Config{UEPool: netip.MustParsePrefix("10.0.0.0/8")}, 1<<24 - 2},
 	} {
-		if got := ueAddr(pool, tc.slot); got.String() != tc.v4 {
-			t.Errorf("slot %d: %v, want %s", tc.slot, got, tc.v4)
-		}
-		if got := ueV6(pool6, tc.slot); got.String() != tc.v6 {
-			t.Errorf("slot %d: %v, want %s", tc.slot, got, tc.v6)
-		}
-	}
-	cfg := Config{}
-	cfg.setDefaults()
-	if got := slotLimit(cfg); got != 65534 {
-		t.Errorf("a /16 pool has room for %d sessions, want 65534", got)
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Capacity(tc.cfg); got != tc.want {
+				t.Errorf("room for %d sessions, want %d", got, tc.want)
+			}
+		})
 	}
 }

@@ -128,7 +128,7 @@ func checkSessions(t *testing.T, got []Session, n int, gnb netip.Addr) {
 	}
 	teids := map[uint32]bool{}
 	for i, s := range got {
-		if want := ueAddr(topo.UEPool, i); s.UE != want {
+		if want := topo.UEAddr(topo.UEPool, i); s.UE != want {
 			t.Fatalf("session %d: UE %v, want %v", i, s.UE, want)
 		}
 		if s.UPSEID == 0 || s.UplinkTEID == 0 || s.UplinkAddr != topo.UPFN3 || teids[s.UplinkTEID] {
@@ -157,7 +157,7 @@ func TestPrivilegedRefusals(t *testing.T) {
 	first := c.live()[0]
 	// another is a session of its own but for what change says.
 	another := func(change func(s *Session)) *Session {
-		s := &Session{CPSEID: 1000, UE: ueAddr(topo.UEPool, 500), GNB: topo.GNBN3, DownlinkTEID: 501, UPSEID: first.UPSEID + 1000, slot: 500}
+		s := &Session{CPSEID: 1000, UE: topo.UEAddr(topo.UEPool, 500), GNB: topo.GNBN3, DownlinkTEID: 501, UPSEID: first.UPSEID + 1000, slot: 500}
 		c.flow.prepare(s)
 		change(s)
 		return s

@@ -9,7 +9,8 @@
 //	<name>-upf2 n9 198.18.9.1 ------- n9 198.18.9.2  <name>-upf   (on request)
 //
 // The DN hosts 198.18.7.0/24 (198.18.7.10 answers pings and echoes) and
-// routes the UE pool back to the UPF. IPv6 runs beside IPv4 on N3 and N6
+// routes the UE pools (10.32.0.0/12, 2001:db8:30::/44: a million UEs) back
+// to the UPF with one route each. IPv6 runs beside IPv4 on N3 and N6
 // (2001:2:0:3::/64, 2001:2:0:6::/64, DN 2001:2:0:7::/64). Every MAC is fixed
 // and every neighbour static, so that what a generator sends is predictable.
 //
@@ -51,8 +52,11 @@ var (
 	UPF2N9 = netip.MustParseAddr("198.18.9.1")
 	UPFN9  = netip.MustParseAddr("198.18.9.2")
 
-	UEPool   = netip.MustParsePrefix("10.45.0.0/16")
-	UEPoolV6 = netip.MustParsePrefix("2001:db8:45::/48")
+	// The UE pools exist only inside the lab's namespaces. Each numbers
+	// a million UEs and more (UESlots), so that a scenario's 1,000,000
+	// sessions fit.
+	UEPool   = netip.MustParsePrefix("10.32.0.0/12")
+	UEPoolV6 = netip.MustParsePrefix("2001:db8:30::/44")
 )
 
 // Fixed MACs: 02:00:00:00:<link>:<host>, host 1 the far end, 2 the UPF.

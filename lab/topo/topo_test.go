@@ -317,8 +317,8 @@ func TestPrivilegedLabAsPlanned(t *testing.T) {
 	for _, r := range []struct{ ns, route string }{
 		{l.UPF, "198.18.7.0/24 via 198.18.6.1 dev n6"},
 		{l.UPF, "2001:2:0:7::/64 via 2001:2:0:6::1 dev n6 metric 1024 pref medium"},
-		{l.DN, "10.45.0.0/16 via 198.18.6.2 dev n6"},
-		{l.DN, "2001:db8:45::/48 via 2001:2:0:6::2 dev n6 metric 1024 pref medium"},
+		{l.DN, "10.32.0.0/12 via 198.18.6.2 dev n6"},
+		{l.DN, "2001:db8:30::/44 via 2001:2:0:6::2 dev n6 metric 1024 pref medium"},
 	} {
 		if got := routes(t, r.ns); !slices.Contains(got, r.route) {
 			t.Errorf("%s: no route %q in %q", r.ns, r.route, got)

@@ -43,12 +43,13 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDatapath$$' -fuzztime $(FUZZTIME) ./internal/datapath
 	$(GO) test -run '^$$' -fuzz '^FuzzN4$$' -fuzztime $(FUZZTIME) ./internal/pfcp
 
-# The datapath and N4 alone, the metrics scrape, then upfd beside the
-# reference forwarder in the lab with 1 and 100,000 sessions.
+# The datapath and N4 alone, the metrics scrape, the lab's generator, then
+# upfd beside the reference forwarder in the lab with 1 and 100,000 sessions.
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./internal/datapath
 	$(GO) test -run '^$$' -bench '^BenchmarkN4$$' -benchtime 1x -timeout 30m ./internal/pfcp
 	$(GO) test -run '^$$' -bench '^BenchmarkScrape$$' -benchtime 1x -timeout 30m ./internal/metrics
+	$(GO) test -run '^$$' -bench '^BenchmarkGenerator$$' -benchtime 1x -timeout 30m ./lab/tgen
 	$(GO) build -o bin/ ./cmd/upfd ./cmd/upflab
 	./bin/upflab run lab/scenario/bench-1.yaml
 	./bin/upflab run lab/scenario/bench-100000.yaml

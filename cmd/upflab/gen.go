@@ -60,7 +60,7 @@ type trafficFlags struct {
 }
 
 func (f *trafficFlags) register(fs *flag.FlagSet) {
-	f.teidUL, f.teidDL, f.ue = firstULTEID, 1, topo.UEPool.Addr().Next()
+	f.teidUL, f.teidDL, f.ue = firstULTEID, 1, topo.UEAddr(topo.UEPool, 0)
 	fs.StringVar(&f.name, "name", topo.DefaultName, "the lab, as upflab topo up --name `NAME` made it")
 	fs.StringVar(&f.direction, "direction", "uplink", "which way: uplink (GTP-U from the gNB) or downlink (UDP from the DN)")
 	fs.IntVar(&f.sessions, "sessions", 1, "`N` sessions, numbered as the SMF emulator numbers them: from --ue, --teid-ul and --teid-dl up")
@@ -113,7 +113,7 @@ func (f *trafficFlags) numbered() ([]tgen.Session, error) {
 	case n < 1 || n > maxSessions:
 		return nil, fmt.Errorf("%w: --sessions %d: want 1 to %d", errUsage, n, maxSessions)
 	case !f.ue.Is4():
-		return nil, fmt.Errorf("%w: --ue %v: want an IPv4 address, such as %v", errUsage, f.ue, topo.UEPool.Addr().Next())
+		return nil, fmt.Errorf("%w: --ue %v: want an IPv4 address, such as %v", errUsage, f.ue, topo.UEAddr(topo.UEPool, 0))
 	case f.qfi > 63:
 		return nil, fmt.Errorf("%w: --qfi %d: want 0 to 63", errUsage, f.qfi)
 	case f.teidUL == 0 || f.teidDL == 0:

@@ -85,7 +85,7 @@ func TestGenNumbersSessionsAsTheSMFEmulator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if one := (tgen.Session{UE: netip.MustParseAddr("10.45.0.1"), UplinkTEID: 0x1000_0000, DownlinkTEID: 1, QFI: 9}); !slices.Equal(d.t.Sessions, []tgen.Session{one}) {
+	if one := (tgen.Session{UE: topo.UEAddr(topo.UEPool, 0), UplinkTEID: 0x1000_0000, DownlinkTEID: 1, QFI: 9}); !slices.Equal(d.t.Sessions, []tgen.Session{one}) {
 		t.Errorf("defaults: %+v, want %+v, as upflab smf --give-teids makes its first session", d.t.Sessions, one)
 	}
 }

@@ -31,9 +31,6 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-/* Local GTP-U addresses; the index is part of the uplink key (the F-TEID). */
-const volatile struct upf_gtpu_ep cfg_gtpu_eps[UPF_MAX_GTPU_EPS];
-
 static __always_inline int gtpu_ep_index(const struct ip_info *ip)
 {
 #pragma unroll
@@ -91,7 +88,7 @@ static __always_inline int upf_session(struct xdp_md *ctx, struct upf_pkt *p,
 				       const struct upf_rules *rules)
 {
 	const struct upf_pdr *pdr;
-	const struct upf_far *far = NULL;
+	struct upf_far far;
 	int ret;
 
 	p->session = rules->session;
@@ -102,7 +99,7 @@ static __always_inline int upf_session(struct xdp_md *ctx, struct upf_pkt *p,
 	if (!pdr_ohr_ok(pdr, p))
 		return -UPF_DROP_OHR_MISMATCH;
 
-	ret = far_apply(ctx, p, pdr, &far);
+	ret = far_apply(ctx, p, rules, pdr, &far);
 	if (ret < 0)
 		return ret;
 	ret = urr_account(pdr, p, UPF_URR_MBQE);
@@ -111,13 +108,13 @@ static __always_inline int upf_session(struct xdp_md *ctx, struct upf_pkt *p,
 	ret = qer_apply(pdr, p);
 	if (ret < 0)
 		return ret;
-	ret = fwd_lookup(ctx, p, far);
+	ret = fwd_lookup(ctx, p, &far);
 	if (ret < 0)
 		return ret;
 	ret = urr_account(pdr, p, 0);
 	if (ret < 0)
 		return ret;
-	return fwd_emit(ctx, p, far);
+	return fwd_emit(ctx, p, &far);
 }
 
 static __always_inline int upf_gtpu_in(struct xdp_md *ctx, struct upf_pkt *p)

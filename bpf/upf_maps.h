@@ -12,12 +12,18 @@
 #include <bpf/bpf_helpers.h>
 #include "upf_types.h"
 
-/* Uplink: local F-TEID -> the session's PDRs for that tunnel. */
+/*
+ * Uplink: local F-TEID -> the session's PDRs for that tunnel. The lookup
+ * tables are not preallocated: an entry takes memory (128 bytes, one slab
+ * object) only while it exists, so their room to spare costs no more than
+ * the buckets. Only user space adds and removes entries.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__type(key, struct upf_fteid_key);
 	__type(value, struct upf_rules);
 	__uint(max_entries, 1024);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 } ul_teids SEC(".maps");
 
 /* Downlink: UE IPv4 address (exact) -> the session's PDRs. */
@@ -26,6 +32,7 @@ struct {
 	__type(key, __u32);
 	__type(value, struct upf_rules);
 	__uint(max_entries, 1024);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 } dl_ue4 SEC(".maps");
 
 /* Downlink: UE IPv6 prefix (longest match) -> the session's PDRs. */
@@ -37,13 +44,17 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 } dl_ue6 SEC(".maps");
 
-/* PDR lists of sessions with more than one PDR in a direction. */
+/*
+ * PDR lists of lookups with more than one PDR, two PDRs a slot: a list is
+ * a run of consecutive slots (user space hands out runs of 1, 2, 4, 8 or
+ * 16, so a list of two takes one slot, not UPF_MAX_PDRS / 2).
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__type(key, __u32);
-	__type(value, struct upf_pdr_list);
+	__type(value, struct upf_pdr_pair);
 	__uint(max_entries, 256);
-} pdr_lists SEC(".maps");
+} pdr_pairs SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -73,11 +84,18 @@ struct {
 	__uint(max_entries, 1024);
 } urrs SEC(".maps");
 
+/*
+ * URR records by CPU, then slot: CPU c's record of URR slot i is entry
+ * c * cfg_urr_slots + i. Not a per-CPU array, whose entries are reached
+ * through a pointer each: one memory access a packet, not two. User space
+ * maps it to read the counters and write the flags.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__type(key, __u32);
 	__type(value, struct upf_usage);
 	__uint(max_entries, 1024);
+	__uint(map_flags, BPF_F_MMAPABLE);
 } urr_usage SEC(".maps");
 
 /*

@@ -149,49 +149,72 @@ struct upf_pdr {
 	__u32 far_id;
 	__u32 qer_id[UPF_QERS_PER_PDR]; /* 0 = none */
 	__u32 urr_id[UPF_URRS_PER_PDR]; /* 0 = none */
-	__u32 sdf_id;			/* 0 = no address, ToS or flow label filter */
-	__u16 sport_lo, sport_hi;	/* host order, inclusive; {0, 65535} = any */
+	union {
+		__u32 sdf_id; /* 0 = no address, ToS or flow label filter */
+		__u32 src4;   /* with src4_len: an IPv4 source prefix, network order */
+	};
+	__u16 sport_lo, sport_hi; /* host order, inclusive; {0, 65535} = any */
 	__u16 dport_lo, dport_hi;
 	__u16 pdr_id;	/* the PFCP rule ID, for events */
 	__u8 src_iface; /* one UPF_SRC_* bit */
 	__u8 qfi;	/* uplink: 0 = any QFI */
 	__u8 ohr;	/* UPF_OHR_* */
 	__u8 proto;	/* 0 = any */
-	__u8 _pad[2];
+	__u8 src4_len;	/* > 0: the filter is this source prefix alone, inline */
+	__u8 _pad;
+};
+
+/* Two PDRs of a list: a scan reads a slot for every two. */
+struct upf_pdr_pair {
+	struct upf_pdr pdr[2];
+};
+
+/*
+ * The FAR of a lookup entry's one PDR, carried in the entry when it fits,
+ * so that the common case reads no FAR slot: no tunnel, or an IPv4 one
+ * from one of the local GTP-U addresses (cfg_gtpu_eps[local_ep]).
+ */
+struct upf_far_inline {
+	__u8 action; /* UPF_FAR_* */
+	__u8 ohc;    /* UPF_OHC_NONE or UPF_OHC_GTPU_V4 */
+	__u8 tos;
+	__u8 flags;
+	__u32 teid; /* network order */
+	__u32 peer; /* IPv4, network order */
 };
 
 /*
  * Value of the lookup tables (uplink by F-TEID, downlink by UE address).
- * With one PDR it is inline and no list is read: the common case costs one
- * hash lookup. With more, list_id names an entry of pdr_lists.
+ * With one PDR it is inline, with its FAR when that fits: the common case
+ * costs one hash lookup. With more, they are in pdr_pairs from slot
+ * list_id on, two a slot, in precedence order; first match wins.
+ * 64 bytes: with the kernel's element header, the key and its free-list
+ * link, a slab object of 128.
  */
 struct upf_rules {
 	__u32 session; /* datapath session index, named in events */
-	__u32 list_id; /* pdr_lists index when n_pdrs > 1 */
-	__u32 n_pdrs;
-	__u32 _pad;
+	__u32 list_id; /* first pdr_pairs slot when n_pdrs > 1 */
+	__u8 n_pdrs;
+	__u8 far_inline; /* far holds pdr's FAR */
+	__u8 local_ep;	 /* the inline FAR's outer source, for a tunnel */
+	__u8 _pad;
+	struct upf_far_inline far;
 	struct upf_pdr pdr;
 };
 
-/* PDRs of one session and direction in precedence order; first match wins. */
-struct upf_pdr_list {
-	__u32 n;
-	__u32 _pad;
-	struct upf_pdr pdrs[UPF_MAX_PDRS];
-};
-
 /*
- * The rest of an SDF filter: address prefixes as value/mask pairs (v4 in
+ * The rest of an SDF filter: address prefixes as value and length (v4 in
  * word 0), ToS under a mask, flow label.
  */
 struct upf_sdf {
 	__u8 flags; /* UPF_SDF_* */
 	__u8 tos;
 	__u8 tos_mask;
-	__u8 _pad;
+	__u8 src_len; /* prefix lengths in bits */
+	__u8 dst_len;
+	__u8 _pad[3];
 	__u32 flow_label; /* host order, 20 bits */
-	struct upf_addr src, src_mask;
-	struct upf_addr dst, dst_mask;
+	struct upf_addr src, dst;
 };
 
 struct upf_far {
@@ -206,28 +229,34 @@ struct upf_far {
 
 /*
  * QoS enforcement rule. The MBR is a GCRA whose theoretical arrival times
- * are shared by all CPUs and advanced with compare-and-swap.
+ * are shared by all CPUs and advanced with compare-and-swap. 32 bytes, so
+ * that a QER never straddles two cache lines.
  */
 struct upf_qer {
 	__u8 gate; /* UPF_GATE_* */
 	__u8 qfi;  /* written into the downlink PDU Session Container */
 	__u8 rqi;
-	__u8 _pad[5];
-	__u64 mbr_ul; /* bit/s, 0 = unlimited */
-	__u64 mbr_dl;
+	__u8 _pad;
+	__u32 mbr_ul; /* kbit/s as PFCP gives it (TS 29.244 §8.2.8), 0 = unlimited */
+	__u32 mbr_dl;
+	__u32 _pad2;
 	__u64 tat_ul; /* GCRA state, in 1/64 ns; user space writes 0 */
 	__u64 tat_dl;
 };
 
-/* Usage reporting rule: configuration and the shared quota. */
+/* Usage reporting rule: the shared quota, read when UPF_URR_QUOTA. */
 struct upf_urr {
-	__u32 flags; /* UPF_URR_* */
-	__u32 _pad;
-	__s64 quota_left; /* bytes; decremented atomically when UPF_URR_QUOTA */
+	__s64 quota_left; /* bytes; decremented atomically */
 };
 
-/* Per-CPU usage of one URR; user space sums the CPUs. */
+/*
+ * One CPU's record of one URR: its flags, copied into every CPU's record by
+ * user space, and what the CPU counted. A packet reads and counts in one
+ * line of its own CPU's; user space sums the CPUs.
+ */
 struct upf_usage {
+	__u32 flags; /* UPF_URR_* */
+	__u32 _pad;
 	__u64 ul_pkts, ul_bytes;
 	__u64 dl_pkts, dl_bytes;
 };

@@ -19,6 +19,9 @@
 
 #define GTPU_PORT 2152
 
+/* Local GTP-U addresses; the index is part of the uplink key (the F-TEID). */
+const volatile struct upf_gtpu_ep cfg_gtpu_eps[UPF_MAX_GTPU_EPS];
+
 /* MAC address of each role's device, for frames we originate. */
 const volatile __u8 cfg_mac[UPF_IF__MAX + 1][ETH_ALEN];
 

@@ -12,17 +12,45 @@
 #include "common.h"
 #include "event.h"
 
-static __always_inline int far_apply(struct xdp_md *ctx, struct upf_pkt *p, const struct upf_pdr *r,
-				     const struct upf_far **out)
+/* The inline FAR of a lookup entry, whole, in out. */
+static __always_inline const struct upf_far *far_expand(const struct upf_rules *rules,
+							struct upf_far *out)
+{
+	const struct upf_far_inline *f = &rules->far;
+
+	*out = (struct upf_far){
+	    .action = f->action,
+	    .ohc = f->ohc,
+	    .tos = f->tos,
+	    .flags = f->flags,
+	    .teid = f->teid,
+	    .peer = {.a = {f->peer}},
+	    .local = {.a = {cfg_gtpu_eps[rules->local_ep & (UPF_MAX_GTPU_EPS - 1)].addr.a[0]}},
+	};
+	return out;
+}
+
+/*
+ * Apply the PDR's FAR: the one the lookup entry carries for its inline
+ * PDR, or the FAR slot. 0 with *out the FAR to forward by, or a verdict.
+ */
+static __always_inline int far_apply(struct xdp_md *ctx, struct upf_pkt *p,
+				     const struct upf_rules *rules, const struct upf_pdr *r,
+				     struct upf_far *out)
 {
 	__u32 id = r->far_id;
-	const struct upf_far *far = bpf_map_lookup_elem(&fars, &id);
+	const struct upf_far *far;
 	int ret;
 
+	if (rules->far_inline && r == &rules->pdr)
+		far = far_expand(rules, out);
+	else
+		far = bpf_map_lookup_elem(&fars, &id);
 	if (!far)
 		return -UPF_DROP_FAR_MISSING;
 	if (far->action & UPF_FAR_FORW) {
-		*out = far;
+		if (far != out)
+			*out = *far;
 		return 0;
 	}
 	if (far->action & UPF_FAR_BUFF) {

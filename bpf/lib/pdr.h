@@ -12,11 +12,25 @@
 #include "common.h"
 #include "../upf_maps.h"
 
-static __always_inline int addr_match(const struct upf_addr *a, const struct upf_addr *val,
-				      const struct upf_addr *mask)
+/* Word i (network order) of the mask of a prefix of len bits. */
+static __always_inline __u32 prefix_mask(__u8 len, int i)
 {
-	return ((a->a[0] & mask->a[0]) == val->a[0]) & ((a->a[1] & mask->a[1]) == val->a[1]) &
-	       ((a->a[2] & mask->a[2]) == val->a[2]) & ((a->a[3] & mask->a[3]) == val->a[3]);
+	int bits = (int)len - 32 * i;
+
+	if (bits >= 32)
+		return 0xffffffff;
+	if (bits <= 0)
+		return 0;
+	return bpf_htonl(0xffffffff << (32 - bits));
+}
+
+static __always_inline int addr_match(const struct upf_addr *a, const struct upf_addr *val,
+				      __u8 len)
+{
+	return (((a->a[0] & prefix_mask(len, 0)) ^ val->a[0]) |
+		((a->a[1] & prefix_mask(len, 1)) ^ val->a[1]) |
+		((a->a[2] & prefix_mask(len, 2)) ^ val->a[2]) |
+		((a->a[3] & prefix_mask(len, 3)) ^ val->a[3])) == 0;
 }
 
 static __always_inline int sdf_match(const struct upf_sdf *f, const struct upf_pkt *p)
@@ -29,14 +43,13 @@ static __always_inline int sdf_match(const struct upf_sdf *f, const struct upf_p
 		return 0;
 	if ((f->flags & UPF_SDF_FLOW_LABEL) && f->flow_label != p->flow_label)
 		return 0;
-	return addr_match(&p->src, &f->src, &f->src_mask) &&
-	       addr_match(&p->dst, &f->dst, &f->dst_mask);
+	return addr_match(&p->src, &f->src, f->src_len) && addr_match(&p->dst, &f->dst, f->dst_len);
 }
 
 static __always_inline int pdr_match(const struct upf_pdr *r, const struct upf_pkt *p)
 {
 	const struct upf_sdf *f;
-	__u32 id = r->sdf_id;
+	__u32 id;
 
 	if (!(r->src_iface & p->src_mask))
 		return 0;
@@ -47,6 +60,10 @@ static __always_inline int pdr_match(const struct upf_pdr *r, const struct upf_p
 	if (p->sport < r->sport_lo || p->sport > r->sport_hi || p->dport < r->dport_lo ||
 	    p->dport > r->dport_hi)
 		return 0;
+	/* The UE's address as the uplink PDR's source: no SDF slot to read. */
+	if (r->src4_len)
+		return p->family == 4 && (p->src.a[0] & prefix_mask(r->src4_len, 0)) == r->src4;
+	id = r->sdf_id;
 	if (!id)
 		return 1;
 	f = bpf_map_lookup_elem(&sdfs, &id);
@@ -54,20 +71,24 @@ static __always_inline int pdr_match(const struct upf_pdr *r, const struct upf_p
 }
 
 /*
- * Index of the first PDR of a list that matches, or -1. A global function:
- * the verifier walks the 32-entry scan once, not once per path into it.
+ * Index of the first PDR that matches in the list of n PDRs from slot first
+ * of pdr_pairs, or -1. A global function: the verifier walks the 32-entry
+ * scan once, not once per path into it.
  */
-__noinline int pdr_list_find(const struct upf_pkt *p, __u32 list_id)
+__noinline int pdr_list_find(const struct upf_pkt *p, __u32 first, __u32 n)
 {
-	const struct upf_pdr_list *list = bpf_map_lookup_elem(&pdr_lists, &list_id);
-
-	if (!p || !list)
+	if (!p)
 		return -1;
-	for (int i = 0; i < UPF_MAX_PDRS; i++) {
-		if (i >= list->n)
-			break;
-		if (pdr_match(&list->pdrs[i], p))
-			return i;
+	for (__u32 i = 0; i < UPF_MAX_PDRS / 2 && 2 * i < n; i++) {
+		__u32 id = first + i;
+		const struct upf_pdr_pair *pair = bpf_map_lookup_elem(&pdr_pairs, &id);
+
+		if (!pair)
+			return -1;
+		if (pdr_match(&pair->pdr[0], p))
+			return 2 * i;
+		if (2 * i + 1 < n && pdr_match(&pair->pdr[1], p))
+			return 2 * i + 1;
 	}
 	return -1;
 }
@@ -76,17 +97,18 @@ __noinline int pdr_list_find(const struct upf_pkt *p, __u32 list_id)
 static __always_inline const struct upf_pdr *pdr_select(const struct upf_rules *r,
 							const struct upf_pkt *p)
 {
-	const struct upf_pdr_list *list;
-	__u32 id = r->list_id;
+	const struct upf_pdr_pair *pair;
+	__u32 id;
 	int i;
 
 	if (r->n_pdrs <= 1)
 		return pdr_match(&r->pdr, p) ? &r->pdr : NULL;
-	i = pdr_list_find(p, id);
-	list = bpf_map_lookup_elem(&pdr_lists, &id);
-	if (i < 0 || i >= UPF_MAX_PDRS || !list)
+	i = pdr_list_find(p, r->list_id, r->n_pdrs);
+	if (i < 0)
 		return NULL;
-	return &list->pdrs[i];
+	id = r->list_id + i / 2;
+	pair = bpf_map_lookup_elem(&pdr_pairs, &id);
+	return pair ? &pair->pdr[i & 1] : NULL;
 }
 
 /*

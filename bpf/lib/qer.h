@@ -24,13 +24,14 @@
 /* Burst tolerance of the MBR: how far the TAT may run ahead of now. */
 const volatile __u64 cfg_mbr_burst_ns = 5000000;
 
-#define NSEC_PER_SEC 1000000000ULL
+#define NSEC_PER_MSEC 1000000ULL
 #define GCRA_SHIFT 6 /* time in 1/64 ns: exact enough at 100 Gbit/s, wraps after 9 years */
 #define GCRA_TRIES 4
 
-static __always_inline int qer_police(__u64 *tat, __u64 mbr, __u32 bytes, __u64 now)
+/* mbr in kbit/s: a byte costs 8 / (mbr * 1000) s = 8e6 / mbr ns. */
+static __always_inline int qer_police(__u64 *tat, __u32 mbr, __u32 bytes, __u64 now)
 {
-	__u64 cost = ((__u64)bytes * 8 * NSEC_PER_SEC << GCRA_SHIFT) / mbr;
+	__u64 cost = ((__u64)bytes * 8 * NSEC_PER_MSEC << GCRA_SHIFT) / mbr;
 	__u64 tol = cfg_mbr_burst_ns << GCRA_SHIFT;
 
 	now <<= GCRA_SHIFT;
@@ -49,7 +50,7 @@ static __always_inline int qer_police(__u64 *tat, __u64 mbr, __u32 bytes, __u64 
 static __always_inline int qer_apply_one(__u32 id, struct upf_pkt *p, __u64 *now)
 {
 	struct upf_qer *q;
-	__u64 mbr;
+	__u32 mbr;
 
 	if (!id)
 		return 0;

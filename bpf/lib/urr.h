@@ -20,11 +20,25 @@
 #include "common.h"
 #include "event.h"
 
-static __always_inline int urr_quota(__u32 id, struct upf_urr *u, struct upf_pkt *p)
+/* Slots of the URR table: the stride of urr_usage from one CPU to the next. */
+const volatile __u32 cfg_urr_slots = 1;
+
+/* This CPU's record of URR slot id. */
+static __always_inline struct upf_usage *urr_record(__u32 id)
 {
+	__u32 key = bpf_get_smp_processor_id() * cfg_urr_slots + id;
+
+	if (id >= cfg_urr_slots)
+		return NULL;
+	return bpf_map_lookup_elem(&urr_usage, &key);
+}
+
+static __always_inline int urr_quota(__u32 id, struct upf_pkt *p)
+{
+	struct upf_urr *u = bpf_map_lookup_elem(&urrs, &id);
 	__s64 left;
 
-	if (!(u->flags & UPF_URR_QUOTA))
+	if (!u)
 		return 0;
 	left = __sync_fetch_and_add(&u->quota_left, -(__s64)p->ip_len);
 	if (left <= 0)
@@ -34,12 +48,8 @@ static __always_inline int urr_quota(__u32 id, struct upf_urr *u, struct upf_pkt
 	return 0;
 }
 
-static __always_inline void urr_count(__u32 id, const struct upf_pkt *p)
+static __always_inline void urr_count(struct upf_usage *use, const struct upf_pkt *p)
 {
-	struct upf_usage *use = bpf_map_lookup_elem(&urr_usage, &id);
-
-	if (!use)
-		return;
 	if (p->uplink) {
 		use->ul_pkts++;
 		use->ul_bytes += p->ip_len;
@@ -55,18 +65,20 @@ static __always_inline int urr_account(const struct upf_pdr *r, struct upf_pkt *
 #pragma unroll
 	for (int i = 0; i < UPF_URRS_PER_PDR; i++) {
 		__u32 id = r->urr_id[i];
-		struct upf_urr *u;
+		struct upf_usage *use;
 		int ret;
 
 		if (!id)
 			continue;
-		u = bpf_map_lookup_elem(&urrs, &id);
-		if (!u || (u->flags & UPF_URR_MBQE) != mbqe)
+		use = urr_record(id);
+		if (!use || (use->flags & UPF_URR_MBQE) != mbqe)
 			continue;
-		ret = urr_quota(id, u, p);
-		if (ret < 0)
-			return ret;
-		urr_count(id, p);
+		if (use->flags & UPF_URR_QUOTA) {
+			ret = urr_quota(id, p);
+			if (ret < 0)
+				return ret;
+		}
+		urr_count(use, p);
 	}
 	return 0;
 }

@@ -34,6 +34,8 @@ const (
 func (d *Datapath) Apply(ops []Op) error {
 	ordered := slices.Clone(ops)
 	slices.SortStableFunc(ordered, func(a, b Op) int { return cmp.Compare(a.phase(), b.phase()) })
+	d.batchFARs = farsOf(ops)
+	defer func() { d.batchFARs = nil }()
 	for i, op := range ordered {
 		if err := op.apply(d); err != nil {
 			return &ApplyError{Op: op, Done: i, Err: err}
@@ -108,11 +110,19 @@ type PutURR struct {
 func (o PutURR) phase() int     { return phaseObjects }
 func (o PutURR) String() string { return fmt.Sprintf("install urr %d of session %#x", o.ID, o.Session) }
 func (o PutURR) apply(d *Datapath) error {
-	v := o.URR.encode()
-	if err := putSlot(d.objs.Urrs, "urr", o.ID, &v); err != nil || !o.Reset {
+	if err := d.usage.check(o.ID); err != nil {
 		return err
 	}
-	return d.ResetUsage(o.ID)
+	// The quota before the flags that have it read.
+	v := o.URR.encode()
+	if err := putSlot(d.objs.Urrs, "urr", o.ID, &v); err != nil {
+		return err
+	}
+	if o.Reset {
+		d.usage.reset(o.ID)
+	}
+	d.usage.setFlags(o.ID, o.URR.flags())
+	return nil
 }
 
 // PutUplink points a local F-TEID at rules (after writing their PDR list
@@ -156,8 +166,13 @@ func (d *Datapath) putRules(m *ebpf.Map, key any, r Rules) error {
 	if err != nil {
 		return err
 	}
+	if len(r.PDRs) == 1 {
+		if far, ok := d.farIn(r.PDRs[0].FARID); ok {
+			v.inlineFAR(far, d.gtpuAddrs)
+		}
+	}
 	for _, p := range r.PDRs {
-		if !p.Filter.NeedsSlot() {
+		if !p.Filter.NeedsSlot() || p.Filter.sourceOnly() {
 			continue
 		}
 		sdf, err := p.Filter.encode()
@@ -169,11 +184,7 @@ func (d *Datapath) putRules(m *ebpf.Map, key any, r Rules) error {
 		}
 	}
 	if len(r.PDRs) > 1 {
-		l, err := r.encodeList()
-		if err != nil {
-			return err
-		}
-		if err := putSlot(d.objs.PdrLists, "pdr list", r.ListID, &l); err != nil {
+		if err := d.putList(r); err != nil {
 			return err
 		}
 	}
@@ -184,6 +195,53 @@ func (d *Datapath) putRules(m *ebpf.Map, key any, r Rules) error {
 		return err
 	}
 	return nil
+}
+
+// farsOf are the FARs a batch writes, by slot: the last one written to a
+// slot is the one it holds afterwards.
+func farsOf(ops []Op) map[uint32]bpfUpfFar {
+	var fars map[uint32]bpfUpfFar
+	for _, op := range ops {
+		f, ok := op.(PutFAR)
+		if !ok {
+			continue
+		}
+		if v, err := f.FAR.encode(); err == nil {
+			if fars == nil {
+				fars = map[uint32]bpfUpfFar{}
+			}
+			fars[f.ID] = v
+		}
+	}
+	return fars
+}
+
+// farIn is the FAR in slot id as it will be once Apply is done: the one
+// the batch writes there, or the one the table holds. A slot that a
+// lookup entry reaches is never rewritten (see Apply), so the entry may
+// carry a copy.
+func (d *Datapath) farIn(id uint32) (bpfUpfFar, bool) {
+	if f, ok := d.batchFARs[id]; ok {
+		return f, true
+	}
+	var f bpfUpfFar
+	if id == 0 || id >= d.objs.Fars.MaxEntries() {
+		return f, false
+	}
+	return f, d.objs.Fars.Lookup(id, &f) == nil
+}
+
+// putList writes a list's PDRs into their slots in one system call.
+func (d *Datapath) putList(r Rules) error {
+	ids, pairs, err := r.encodeList()
+	if err != nil {
+		return err
+	}
+	if last := r.ListID + uint32(len(pairs)) - 1; r.ListID == 0 || last >= d.objs.PdrPairs.MaxEntries() {
+		return fmt.Errorf("pdr list %d..%d is outside 1..%d: %w", r.ListID, last, d.objs.PdrPairs.MaxEntries()-1, ErrFull)
+	}
+	_, err = d.objs.PdrPairs.BatchUpdate(ids, pairs, nil)
+	return err
 }
 
 func (d *Datapath) downlinkKey(ue netip.Prefix) (*ebpf.Map, any, error) {

@@ -1,14 +1,18 @@
 package datapath
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"math/rand/v2"
 	"net"
 	"net/netip"
 	"os"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,6 +59,10 @@ func BenchmarkDatapath(b *testing.B) {
 		{name: "downlink, MBR QER + URR", dir: N6, sessions: 1, pdrs: 1, qos: true},
 		{name: "uplink, 1,000,000 sessions", dir: N3, sessions: 1_000_000, pdrs: 1},
 		{name: "downlink, 1,000,000 sessions", dir: N6, sessions: 1_000_000, pdrs: 1},
+		{name: "uplink, 100,000 sessions, UE filter, MBR QER + URR", dir: N3, sessions: 100_000, pdrs: 1, qos: true, ueFilter: true},
+		{name: "downlink, 100,000 sessions, UE filter, MBR QER + URR", dir: N6, sessions: 100_000, pdrs: 1, qos: true, ueFilter: true},
+		{name: "uplink, 1,000,000 sessions, UE filter, MBR QER + URR", dir: N3, sessions: 1_000_000, pdrs: 1, qos: true, ueFilter: true},
+		{name: "downlink, 1,000,000 sessions, UE filter, MBR QER + URR", dir: N6, sessions: 1_000_000, pdrs: 1, qos: true, ueFilter: true},
 	}
 	if pat := os.Getenv("SLUICE_BENCH"); pat != "" {
 		re := regexp.MustCompile(pat)
@@ -85,6 +93,7 @@ type benchCase struct {
 	sessions int
 	pdrs     int
 	qos      bool
+	ueFilter bool // the uplink PDR names the UE's address, as the SMFs' do
 
 	frame []byte
 	gen   *tgen.Generator
@@ -126,6 +135,12 @@ func (c *benchCase) setUp(b *testing.B, ns string) {
 	for i := range max(c.sessions, 1) {
 		spec.Sessions = append(spec.Sessions, tgen.Session{UE: benchUE(i), UplinkTEID: teidUL + uint32(i), DownlinkTEID: teidDL + uint32(i), QFI: qfi})
 	}
+	// Traffic visits the sessions in an order of its own, not the order
+	// they were installed in, which is the order of their slots: a packet
+	// finds nothing in the caches that the previous one brought in.
+	rand.New(rand.NewPCG(1, 2)).Shuffle(len(spec.Sessions), func(i, j int) {
+		spec.Sessions[i], spec.Sessions[j] = spec.Sessions[j], spec.Sessions[i]
+	})
 	path := tgen.UPF
 	if c.ref || c.floor {
 		path = tgen.Wire
@@ -165,13 +180,26 @@ func (c *benchCase) setUp(b *testing.B, ns string) {
 		b.Fatal(err)
 	}
 	if c.sessions > 1 {
-		mem, err := c.d.MapMemory()
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Logf("%s: installed in %v; maps hold %d MiB, %d bytes a session", c.name,
-			time.Since(start).Round(time.Millisecond), mem>>20, mem/uint64(c.sessions))
+		b.Logf("%s: installed in %v; %s", c.name, time.Since(start).Round(time.Millisecond), memoryPerSession(b, c.d, c.sessions))
 	}
+}
+
+// memoryPerSession says how much kernel memory the maps hold, in all and
+// per session, and map by map, the largest first.
+func memoryPerSession(b testing.TB, d *Datapath, sessions int) string {
+	byMap, err := d.MapMemoryByName()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var total uint64
+	var parts []string
+	for _, name := range slices.SortedFunc(maps.Keys(byMap), func(x, y string) int { return cmp.Compare(byMap[y], byMap[x]) }) {
+		total += byMap[name]
+		if per := byMap[name] / uint64(sessions); per > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", name, per))
+		}
+	}
+	return fmt.Sprintf("maps hold %d MiB, %d bytes a session (%s)", total>>20, total/uint64(sessions), strings.Join(parts, ", "))
 }
 
 func benchUE(i int) netip.Addr {
@@ -179,7 +207,8 @@ func benchUE(i int) netip.Addr {
 }
 
 // benchSessions: session i has TEID 0x100+i and UE benchUE(i), its own FARs,
-// and with qos an MBR QER (100 Gbit/s, never reached) and a URR.
+// and with qos an MBR QER (100 Gbit/s, never reached) and a URR; with
+// ueFilter the uplink PDR matches the UE's address as the source.
 func benchSessions(c *benchCase) []Op {
 	var ops []Op
 	for i := range c.sessions {
@@ -194,6 +223,9 @@ func benchSessions(c *benchCase) []Op {
 			ops = append(ops, PutQER{ID: 1 + s, QER: QER{QFI: 9, MBRUplink: 100e9, MBRDownlink: 100e9}}, PutURR{ID: 1 + s, URR: URR{}})
 			up.QERIDs, up.URRIDs = [2]uint32{1 + s}, [2]uint32{1 + s}
 			down.QERIDs, down.URRIDs = [2]uint32{1 + s}, [2]uint32{1 + s}
+		}
+		if c.ueFilter {
+			up.Filter, up.SDFID = SDF{Src: netip.PrefixFrom(benchUE(i), 32)}, 1+s
 		}
 		ups := []PDR{up}
 		if c.pdrs > 1 {

@@ -93,6 +93,16 @@ type bpfUpfFar struct {
 	Local  bpfUpfAddr
 }
 
+type bpfUpfFarInline struct {
+	_      structs.HostLayout
+	Action uint8
+	Ohc    uint8
+	Tos    uint8
+	Flags  uint8
+	Teid   uint32
+	Peer   uint32
+}
+
 type bpfUpfFteidKey struct {
 	_    structs.HostLayout
 	Teid uint32
@@ -156,14 +166,13 @@ type bpfUpfPdr struct {
 	Qfi      uint8
 	Ohr      uint8
 	Proto    uint8
-	Pad      [2]uint8
+	Src4Len  uint8
+	Pad      uint8
 }
 
-type bpfUpfPdrList struct {
-	_    structs.HostLayout
-	N    uint32
-	Pad  uint32
-	Pdrs [32]bpfUpfPdr
+type bpfUpfPdrPair struct {
+	_   structs.HostLayout
+	Pdr [2]bpfUpfPdr
 }
 
 type bpfUpfQer struct {
@@ -171,20 +180,24 @@ type bpfUpfQer struct {
 	Gate  uint8
 	Qfi   uint8
 	Rqi   uint8
-	Pad   [5]uint8
-	MbrUl uint64
-	MbrDl uint64
+	Pad   uint8
+	MbrUl uint32
+	MbrDl uint32
+	Pad2  uint32
 	TatUl uint64
 	TatDl uint64
 }
 
 type bpfUpfRules struct {
-	_       structs.HostLayout
-	Session uint32
-	ListId  uint32
-	N_pdrs  uint32
-	Pad     uint32
-	Pdr     bpfUpfPdr
+	_         structs.HostLayout
+	Session   uint32
+	ListId    uint32
+	N_pdrs    uint8
+	FarInline uint8
+	LocalEp   uint8
+	Pad       uint8
+	Far       bpfUpfFarInline
+	Pdr       bpfUpfPdr
 }
 
 type bpfUpfSdf struct {
@@ -192,12 +205,12 @@ type bpfUpfSdf struct {
 	Flags     uint8
 	Tos       uint8
 	TosMask   uint8
-	Pad       uint8
+	SrcLen    uint8
+	DstLen    uint8
+	Pad       [3]uint8
 	FlowLabel uint32
 	Src       bpfUpfAddr
-	SrcMask   bpfUpfAddr
 	Dst       bpfUpfAddr
-	DstMask   bpfUpfAddr
 }
 
 type bpfUpfUe6Key struct {
@@ -208,13 +221,13 @@ type bpfUpfUe6Key struct {
 
 type bpfUpfUrr struct {
 	_         structs.HostLayout
-	Flags     uint32
-	Pad       uint32
 	QuotaLeft int64
 }
 
 type bpfUpfUsage struct {
 	_       structs.HostLayout
+	Flags   uint32
+	Pad     uint32
 	UlPkts  uint64
 	UlBytes uint64
 	DlPkts  uint64
@@ -235,7 +248,7 @@ const (
 	bpfMapIfStats            = "if_stats"
 	bpfMapLocalAddrs         = "local_addrs"
 	bpfMapNexthops           = "nexthops"
-	bpfMapPdrLists           = "pdr_lists"
+	bpfMapPdrPairs           = "pdr_pairs"
 	bpfMapQers               = "qers"
 	bpfMapSdfs               = "sdfs"
 	bpfMapTxPorts            = "tx_ports"
@@ -252,6 +265,7 @@ const (
 	bpfVarCfgMac             = "cfg_mac"
 	bpfVarCfgMbrBurstNs      = "cfg_mbr_burst_ns"
 	bpfVarCfgNexthopTtlNs    = "cfg_nexthop_ttl_ns"
+	bpfVarCfgUrrSlots        = "cfg_urr_slots"
 )
 
 // loadBpf returns the embedded CollectionSpec for bpf.
@@ -315,7 +329,7 @@ type bpfMapSpecs struct {
 	IfStats      *ebpf.MapSpec `ebpf:"if_stats"`
 	LocalAddrs   *ebpf.MapSpec `ebpf:"local_addrs"`
 	Nexthops     *ebpf.MapSpec `ebpf:"nexthops"`
-	PdrLists     *ebpf.MapSpec `ebpf:"pdr_lists"`
+	PdrPairs     *ebpf.MapSpec `ebpf:"pdr_pairs"`
 	Qers         *ebpf.MapSpec `ebpf:"qers"`
 	Sdfs         *ebpf.MapSpec `ebpf:"sdfs"`
 	TxPorts      *ebpf.MapSpec `ebpf:"tx_ports"`
@@ -335,6 +349,7 @@ type bpfVariableSpecs struct {
 	CfgMac             *ebpf.VariableSpec `ebpf:"cfg_mac"`
 	CfgMbrBurstNs      *ebpf.VariableSpec `ebpf:"cfg_mbr_burst_ns"`
 	CfgNexthopTtlNs    *ebpf.VariableSpec `ebpf:"cfg_nexthop_ttl_ns"`
+	CfgUrrSlots        *ebpf.VariableSpec `ebpf:"cfg_urr_slots"`
 }
 
 // bpfObjects contains all objects after they have been loaded into the kernel.
@@ -367,7 +382,7 @@ type bpfMaps struct {
 	IfStats      *ebpf.Map `ebpf:"if_stats"`
 	LocalAddrs   *ebpf.Map `ebpf:"local_addrs"`
 	Nexthops     *ebpf.Map `ebpf:"nexthops"`
-	PdrLists     *ebpf.Map `ebpf:"pdr_lists"`
+	PdrPairs     *ebpf.Map `ebpf:"pdr_pairs"`
 	Qers         *ebpf.Map `ebpf:"qers"`
 	Sdfs         *ebpf.Map `ebpf:"sdfs"`
 	TxPorts      *ebpf.Map `ebpf:"tx_ports"`
@@ -389,7 +404,7 @@ func (m *bpfMaps) Close() error {
 		m.IfStats,
 		m.LocalAddrs,
 		m.Nexthops,
-		m.PdrLists,
+		m.PdrPairs,
 		m.Qers,
 		m.Sdfs,
 		m.TxPorts,
@@ -410,6 +425,7 @@ type bpfVariables struct {
 	CfgMac             *ebpf.Variable `ebpf:"cfg_mac"`
 	CfgMbrBurstNs      *ebpf.Variable `ebpf:"cfg_mbr_burst_ns"`
 	CfgNexthopTtlNs    *ebpf.Variable `ebpf:"cfg_nexthop_ttl_ns"`
+	CfgUrrSlots        *ebpf.Variable `ebpf:"cfg_urr_slots"`
 }
 
 // bpfPrograms contains all programs after they have been loaded into the kernel.

@@ -118,42 +118,6 @@ func (d *Datapath) Stats() (Stats, error) {
 	return s, nil
 }
 
-// Usage is what a URR measured: uplink and downlink (total is their sum).
-type Usage struct{ Uplink, Downlink Traffic }
-
-// Total is uplink plus downlink.
-func (u Usage) Total() Traffic {
-	return Traffic{u.Uplink.Packets + u.Downlink.Packets, u.Uplink.Bytes + u.Downlink.Bytes}
-}
-
-// Usage reads a URR slot's counters, summed over CPUs.
-func (d *Datapath) Usage(urrID uint32) (Usage, error) {
-	var per []bpfUpfUsage
-	if err := d.objs.UrrUsage.Lookup(urrID, &per); err != nil {
-		return Usage{}, fmt.Errorf("read usage of urr %d: %w", urrID, err)
-	}
-	var u Usage
-	for _, c := range per {
-		u.Uplink.Packets += c.UlPkts
-		u.Uplink.Bytes += c.UlBytes
-		u.Downlink.Packets += c.DlPkts
-		u.Downlink.Bytes += c.DlBytes
-	}
-	return u, nil
-}
-
-// ResetUsage zeroes a URR slot's counters, before the slot is reused.
-func (d *Datapath) ResetUsage(urrID uint32) error {
-	n, err := ebpf.PossibleCPU()
-	if err != nil {
-		return err
-	}
-	if err := d.objs.UrrUsage.Put(urrID, make([]bpfUpfUsage, n)); err != nil {
-		return fmt.Errorf("reset usage of urr %d: %w", urrID, err)
-	}
-	return nil
-}
-
 // QuotaLeft is the volume a URR's quota still allows, in bytes (negative
 // once spent: the overshoot is what arrived after the quota ran out).
 func (d *Datapath) QuotaLeft(urrID uint32) (int64, error) {
@@ -179,19 +143,30 @@ var _ = [1]struct{}{}[len(dropNames)-numDropReasons]
 // charges it (memlock in each map's fdinfo).
 func (d *Datapath) MapMemory() (uint64, error) {
 	var total uint64
+	byMap, err := d.MapMemoryByName()
+	for _, n := range byMap {
+		total += n
+	}
+	return total, err
+}
+
+// MapMemoryByName is MapMemory map by map, by the maps' names in bpf/upf_maps.h.
+func (d *Datapath) MapMemoryByName() (map[string]uint64, error) {
+	out := map[string]uint64{}
 	maps := reflect.ValueOf(d.objs.bpfMaps)
 	for i := range maps.NumField() {
 		m, ok := maps.Field(i).Interface().(*ebpf.Map)
 		if !ok || m == nil {
 			continue
 		}
+		name := maps.Type().Field(i).Tag.Get("ebpf")
 		n, err := memlock(m.FD())
 		if err != nil {
-			return 0, fmt.Errorf("memory of map %s: %w", maps.Type().Field(i).Name, err)
+			return out, fmt.Errorf("memory of map %s: %w", name, err)
 		}
-		total += n
+		out[name] = n
 	}
-	return total, nil
+	return out, nil
 }
 
 func memlock(fd int) (uint64, error) {

@@ -83,29 +83,62 @@ const MaxPDRs = 32
 // Sizes are the capacities of the datapath's tables.
 type Sizes struct {
 	Uplink, Downlink4, Downlink6 uint32 // lookup entries
-	PDRLists                     uint32 // sessions with more than one PDR in a direction
-	SDFs, FARs, QERs, URRs       uint32 // slots; ID 0 is never used
+	// ListSlots hold the PDR lists of lookups with more than one PDR,
+	// two PDRs a slot: a list is a run of consecutive slots. Slot 0, then
+	// whole runs of ListRun.
+	ListSlots              uint32
+	SDFs, FARs, QERs, URRs uint32 // slots; ID 0 is never used
 }
 
-// SizesFor gives table sizes for n sessions (at least 1024): one F-TEID and
-// one UE address each with a quarter spare, two FARs and URRs each and room
-// to replace them make-before-break, one QER, SDF filters for each, and
-// multi-PDR lists for one in four. A list holds UPF_MAX_PDRS PDRs (1.3 KB),
-// and an Open5GS session needs one (its Router Solicitation PDR shares the
-// uplink F-TEID): a quarter keeps 100,000 sessions' lists at 32 MB.
+// ListRun is the longest run of list slots a list takes: MaxPDRs, two a
+// slot.
+const ListRun = MaxPDRs / 2
+
+// SizesFor gives table sizes for n sessions (at least 1024), so that n of
+// the sessions the Open5GS, free5GC and OAI SMFs set up fit (see
+// internal/pfcp/profiles_test.go): one PDR a direction, 2 FARs, 1-2 QERs,
+// 1-2 URRs, and the UE's addresses as the uplink PDR's source filters. Only
+// one plan is applied at a time, so make-before-break needs a few slots
+// beyond, not a second set.
 func SizesFor(n int) Sizes {
 	n = max(n, 1024)
 	u := uint32(n)
 	return Sizes{
-		Uplink:    u + u/4,
+		// The lookup tables take memory for the entries they hold, and
+		// for their buckets (16 bytes, as many as entries rounded up to a
+		// power of two): room to spare costs little.
+		//
+		// Open5GS gives each session two F-TEIDs (the uplink's, and its
+		// CP-to-UP PDR's); the others one.
+		Uplink: 2 * u,
+		// One IPv4 UE address each; a quarter spare.
 		Downlink4: u + u/4,
+		// One IPv6 prefix each, when any: the trie takes memory only for
+		// the prefixes it holds.
 		Downlink6: u + u/4,
-		PDRLists:  u/4 + 1,
-		SDFs:      u + u/4 + 1, // an uplink PDR with the UE address takes one
-		FARs:      2*u + u/2 + 1,
-		QERs:      u + u/4 + 1,
-		URRs:      2*u + u/2 + 1,
+		// Open5GS's uplink PDR of an IPv4v6 session is one PDR for each
+		// UE address family: a list of 2, one slot. An eighth more for
+		// longer lists (its Router Solicitation PDR, dedicated QoS flows).
+		ListSlots: listSlots(u + u/8),
+		// Open5GS: the UE's IPv4 and IPv6 addresses as the uplink source;
+		// free5GC and OAI: the IPv4 one. An eighth more for flows.
+		SDFs: 2*u + u/8 + 1,
+		// Two each (uplink, downlink), a quarter more for Open5GS's
+		// CP-function FAR and for changed FARs, written before the old go.
+		FARs: 2*u + u/4 + 1,
+		// Two each in free5GC (the flow's QFI, the session AMBR) and OAI
+		// (uplink, downlink); Open5GS one.
+		QERs: 2*u + u/16 + 1,
+		// Two each in free5GC (measured before and after QoS), one in
+		// Open5GS and OAI.
+		URRs: 2*u + u/16 + 1,
 	}
+}
+
+// listSlots is a list table of at least n slots: slot 0, which names no
+// list, and whole runs of ListRun.
+func listSlots(n uint32) uint32 {
+	return 1 + (n+ListRun-1)/ListRun*ListRun
 }
 
 // Datapath is a loaded XDP fast path.
@@ -123,6 +156,13 @@ type Datapath struct {
 	reused bool
 	// txSocket sends re-injected frames; 0 until the first (fd 0 is stdin).
 	txSocket int
+	// usage are the URRs' usage records, mapped.
+	usage *usageRecords
+	// gtpuAddrs are the local GTP-U addresses, by endpoint index.
+	gtpuAddrs []netip.Addr
+	// batchFARs are the FARs of the batch Apply is running, by slot, for
+	// the lookup entries that carry their PDR's FAR.
+	batchFARs map[uint32]bpfUpfFar
 }
 
 // Load checks the options, sizes the maps and loads the programs. The
@@ -157,18 +197,25 @@ func Load(opts Options) (*Datapath, error) {
 		return nil, fmt.Errorf("datapath: parse objects: %w", err)
 	}
 	sizes := SizesFor(opts.MaxSessions)
+	records, cpus, err := usageEntries(sizes.URRs)
+	if err != nil {
+		return nil, fmt.Errorf("datapath: %w", err)
+	}
 	for name, n := range map[string]uint32{
 		"ul_teids": sizes.Uplink, "dl_ue4": sizes.Downlink4, "dl_ue6": sizes.Downlink6,
-		"pdr_lists": sizes.PDRLists, "sdfs": sizes.SDFs, "fars": sizes.FARs,
-		"qers": sizes.QERs, "urrs": sizes.URRs, "urr_usage": sizes.URRs,
+		"pdr_pairs": sizes.ListSlots, "sdfs": sizes.SDFs, "fars": sizes.FARs,
+		"qers": sizes.QERs, "urrs": sizes.URRs, "urr_usage": records,
 	} {
 		spec.Maps[name].MaxEntries = n
 	}
 	if err := setConstants(spec, opts, ifaces); err != nil {
 		return nil, err
 	}
+	if err := spec.Variables["cfg_urr_slots"].Set(sizes.URRs); err != nil {
+		return nil, fmt.Errorf("datapath: set cfg_urr_slots: %w", err)
+	}
 
-	d := &Datapath{sizes: sizes, ifaces: ifaces, mtus: mtus, pinPath: opts.PinPath}
+	d := &Datapath{sizes: sizes, ifaces: ifaces, mtus: mtus, pinPath: opts.PinPath, gtpuAddrs: opts.GTPUAddrs}
 	var copts ebpf.CollectionOptions
 	if opts.PinPath != "" {
 		if err := os.MkdirAll(opts.PinPath, 0o700); err != nil {
@@ -193,6 +240,10 @@ func Load(opts Options) (*Datapath, error) {
 			return nil, fmt.Errorf("datapath: maps pinned in %s were made with other sizes or another version; remove them to start afresh: %w", opts.PinPath, err)
 		}
 		return nil, fmt.Errorf("datapath: load: %w", err)
+	}
+	if d.usage, err = mapUsage(d.objs.UrrUsage, sizes.URRs, cpus); err != nil {
+		d.Close()
+		return nil, fmt.Errorf("datapath: %w", err)
 	}
 	for _, dev := range ifaces {
 		if err := d.objs.TxPorts.Put(uint32(dev.Index), uint32(dev.Index)); err != nil {
@@ -345,5 +396,6 @@ func (d *Datapath) Close() error {
 	if d.txSocket != 0 {
 		err = errors.Join(err, unix.Close(d.txSocket))
 	}
+	err = errors.Join(err, d.usage.close())
 	return errors.Join(err, d.objs.Close())
 }

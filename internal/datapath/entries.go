@@ -2,7 +2,9 @@ package datapath
 
 import (
 	"fmt"
+	"math"
 	"net/netip"
+	"slices"
 )
 
 // The entries below are the datapath's own model of a session's rules. IDs
@@ -61,6 +63,11 @@ func (p PDR) encode() (bpfUpfPdr, error) {
 	}
 	v.SportLo, v.SportHi = p.Filter.SrcPorts.bounds()
 	v.DportLo, v.DportHi = p.Filter.DstPorts.bounds()
+	if p.Filter.sourceOnly() {
+		src := p.Filter.Src.Masked()
+		v.SdfId, v.Src4Len = addrWords(src.Addr())[0], uint8(src.Bits()) // SdfId is src4's union
+		return v, nil
+	}
 	if p.Filter.NeedsSlot() {
 		if p.SDFID == 0 {
 			return v, fmt.Errorf("pdr %d: its filter needs an sdf slot", p.ID)
@@ -72,7 +79,7 @@ func (p PDR) encode() (bpfUpfPdr, error) {
 
 // Rules is what a lookup entry holds: the session and its PDRs for one
 // tunnel or UE address, in precedence order. With more than one PDR they
-// live in the list slot ListID.
+// live two a slot in the list slots from ListID on, len(PDRs)/2 rounded up.
 type Rules struct {
 	Session uint32
 	PDRs    []PDR
@@ -80,7 +87,7 @@ type Rules struct {
 }
 
 func (r Rules) encode() (bpfUpfRules, error) {
-	v := bpfUpfRules{Session: r.Session, N_pdrs: uint32(len(r.PDRs)), ListId: r.ListID}
+	v := bpfUpfRules{Session: r.Session, N_pdrs: uint8(min(len(r.PDRs), 255)), ListId: r.ListID}
 	switch n := len(r.PDRs); {
 	case n == 0:
 		return v, fmt.Errorf("session %#x: no PDR", r.Session)
@@ -96,16 +103,38 @@ func (r Rules) encode() (bpfUpfRules, error) {
 	return v, nil
 }
 
-func (r Rules) encodeList() (bpfUpfPdrList, error) {
-	l := bpfUpfPdrList{N: uint32(len(r.PDRs))}
+// inlineFAR puts the FAR of the entry's one PDR into the entry, when it
+// fits: no tunnel, or an IPv4 one from a local GTP-U address.
+func (v *bpfUpfRules) inlineFAR(f bpfUpfFar, local []netip.Addr) {
+	ep := 0
+	switch f.Ohc {
+	case ohcGTPUv4:
+		ep = slices.IndexFunc(local, func(a netip.Addr) bool { return a.Is4() && addrWords(a) == f.Local.A })
+		if ep < 0 {
+			return
+		}
+	case 0:
+	default:
+		return
+	}
+	v.FarInline, v.LocalEp = 1, uint8(ep)
+	v.Far = bpfUpfFarInline{Action: f.Action, Ohc: f.Ohc, Tos: f.Tos, Flags: f.Flags, Teid: f.Teid, Peer: f.Peer.A[0]}
+}
+
+// encodeList is the list's slots and their pairs of PDRs, for a batch
+// update.
+func (r Rules) encodeList() ([]uint32, []bpfUpfPdrPair, error) {
+	n := (len(r.PDRs) + 1) / 2
+	ids := make([]uint32, n)
+	pairs := make([]bpfUpfPdrPair, n)
 	for i, p := range r.PDRs {
 		pdr, err := p.encode()
 		if err != nil {
-			return l, err
+			return nil, nil, err
 		}
-		l.Pdrs[i] = pdr
+		ids[i/2], pairs[i/2].Pdr[i%2] = r.ListID+uint32(i/2), pdr
 	}
-	return l, nil
+	return ids, pairs, nil
 }
 
 // UplinkKey finds a session by the local F-TEID a G-PDU arrived on.
@@ -143,6 +172,13 @@ func (s SDF) NeedsSlot() bool {
 	return s.Src.IsValid() || s.Dst.IsValid() || s.TOSMask != 0 || s.MatchFlow
 }
 
+// sourceOnly says whether the filter's only part beyond protocol and
+// ports is an IPv4 source prefix (an uplink PDR's UE address): the PDR
+// carries it, and its SDF slot, if it has one, is neither written nor read.
+func (s SDF) sourceOnly() bool {
+	return s.Src.IsValid() && s.Src.Addr().Is4() && s.Src.Bits() > 0 && !s.Dst.IsValid() && s.TOSMask == 0 && !s.MatchFlow
+}
+
 func (s SDF) encode() (bpfUpfSdf, error) {
 	var v bpfUpfSdf
 	if s.Src.IsValid() && s.Dst.IsValid() && s.Src.Addr().Is4() != s.Dst.Addr().Is4() {
@@ -157,14 +193,15 @@ func (s SDF) encode() (bpfUpfSdf, error) {
 		v.FlowLabel = s.FlowLabel & 0xfffff
 	}
 	for _, side := range []struct {
-		p          netip.Prefix
-		addr, mask *bpfUpfAddr
-	}{{s.Src, &v.Src, &v.SrcMask}, {s.Dst, &v.Dst, &v.DstMask}} {
+		p    netip.Prefix
+		addr *bpfUpfAddr
+		len  *uint8
+	}{{s.Src, &v.Src, &v.SrcLen}, {s.Dst, &v.Dst, &v.DstLen}} {
 		if !side.p.IsValid() {
 			continue
 		}
 		p := side.p.Masked()
-		side.addr.A, side.mask.A = addrWords(p.Addr()), maskWords(p)
+		side.addr.A, *side.len = addrWords(p.Addr()), uint8(p.Bits())
 		if p.Addr().Is4() {
 			v.Flags |= uint8(sdfV4)
 		} else {
@@ -235,7 +272,8 @@ const (
 	farTOS    = 1 << 0
 )
 
-// QER is a QoS enforcement rule. MBRs are in bit/s, 0 = unlimited.
+// QER is a QoS enforcement rule. MBRs are in bit/s, 0 = unlimited; the
+// datapath keeps them in kbit/s, as PFCP gives them, rounded up.
 type QER struct {
 	ULClosed, DLClosed bool
 	MBRUplink          uint64
@@ -245,7 +283,7 @@ type QER struct {
 }
 
 func (q QER) encode() bpfUpfQer {
-	v := bpfUpfQer{MbrUl: q.MBRUplink, MbrDl: q.MBRDownlink, Qfi: q.QFI & 0x3f}
+	v := bpfUpfQer{MbrUl: kbits(q.MBRUplink), MbrDl: kbits(q.MBRDownlink), Qfi: q.QFI & 0x3f}
 	if q.ULClosed {
 		v.Gate |= 1 << 0
 	}
@@ -258,6 +296,12 @@ func (q QER) encode() bpfUpfQer {
 	return v
 }
 
+// kbits is a rate in bit/s as kbit/s, rounded up; beyond 4.29 Tbit/s, as
+// good as unlimited, it is held at that.
+func kbits(bps uint64) uint32 {
+	return uint32(min(bps/1000+min(bps%1000, 1), math.MaxUint32))
+}
+
 // URR is a usage reporting rule's datapath part.
 type URR struct {
 	MBQE     bool   // measure before QoS enforcement
@@ -267,12 +311,20 @@ type URR struct {
 
 func (u URR) encode() bpfUpfUrr {
 	var v bpfUpfUrr
-	if u.MBQE {
-		v.Flags |= 1 << 0
-	}
 	if u.HasQuota {
-		v.Flags |= 1 << 1
 		v.QuotaLeft = int64(min(u.Quota, 1<<62))
 	}
 	return v
+}
+
+// flags are the UPF_URR_* bits, which every CPU's usage record carries.
+func (u URR) flags() uint32 {
+	var f uint32
+	if u.MBQE {
+		f |= 1 << 0
+	}
+	if u.HasQuota {
+		f |= 1 << 1
+	}
+	return f
 }

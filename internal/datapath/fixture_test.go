@@ -53,6 +53,7 @@ func downlink(f flow) []byte { return ipFrame(macN6, macRouter, f) }
 type fixture struct {
 	name  string
 	ops   []Op // applied after baseSession
+	then  []Op // applied after ops, in a second batch
 	role  Role
 	frame []byte
 	want  Verdict
@@ -68,6 +69,9 @@ func runFixtures(t *testing.T, cases []fixture) {
 		t.Run(c.name, func(t *testing.T) {
 			d := loadIn(t, ns, Options{})
 			if err := d.Apply(append(baseSession(), c.ops...)); err != nil {
+				t.Fatal(err)
+			}
+			if err := d.Apply(c.then); err != nil {
 				t.Fatal(err)
 			}
 			c.check(t, d, ns)
@@ -181,6 +185,14 @@ func TestPrivilegedForwarding(t *testing.T) {
 			ops:  []Op{PutFAR{ID: 2, FAR: FAR{Action: Forw, TEID: teidDL, Peer: addrGNBv6, Local: addrN3v6}}},
 			role: N6, frame: downlink(downFlow), want: Redirected,
 			out: encapOut(macGNB, macN3, addrN3v6, addrGNBv6, teidDL, qfiDef, downFlow)},
+		{name: "downlink tunnel from an address that is no GTP-U endpoint",
+			ops:  []Op{PutFAR{ID: 2, FAR: FAR{Action: Forw, TEID: teidDL, Peer: addrGNB, Local: addrN6}}},
+			role: N6, frame: downlink(downFlow), want: Redirected,
+			out: encapOut(macGNB, macN3, addrN6, addrGNB, teidDL, qfiDef, downFlow)},
+		{name: "downlink entry put again without its FAR, in a later batch",
+			then: []Op{PutDownlink{netip.PrefixFrom(addrUE, 32), Rules{Session: 1, PDRs: []PDR{{ID: 2, Src: Core, FARID: 2, QERIDs: [2]uint32{1}}}}}},
+			role: N6, frame: downlink(downFlow), want: Redirected,
+			out: encapOut(macGNB, macN3, addrN3, addrGNB, teidDL, qfiDef, downFlow)},
 		{name: "downlink RQI marked", ops: []Op{PutQER{ID: 1, QER: QER{QFI: 5, RQI: true}}}, role: N6, frame: downlink(downFlow),
 			want: Redirected, out: gtpuFrame(macGNB, macN3, tunnel{src: addrN3, dst: addrGNB, teid: teidDL, qfi: 5, rqi: true, df: true, zeroUDP: true}, routed(downFlow).layers())},
 		{name: "transport level marking", ops: []Op{PutFAR{ID: 2, FAR: FAR{Action: Forw, TEID: teidDL, Peer: addrGNB, Local: addrN3, TOS: 0xb8, HasTOS: true}}},

@@ -39,6 +39,22 @@ func precedence32(catchAll bool) []Op {
 
 func withPort(f flow, port uint16) flow { f.dport = port; return f }
 
+// neighbourLists are lists in neighbouring runs of the list table: another
+// tunnel's three PDRs in slots 1-2, session 1's two in slot 3, each port
+// filters that miss and a catch-all counting in its own URR.
+func neighbourLists() []Op {
+	list := func(id uint16, misses int, urr uint32) []PDR {
+		var pdrs []PDR
+		for i := range misses {
+			pdrs = append(pdrs, PDR{ID: id + uint16(i), Src: Access, OHR: OHRGTPUv4, FARID: 1, Filter: SDF{DstPorts: PortRange{1, 1}}})
+		}
+		return append(pdrs, PDR{ID: id + uint16(misses), Src: Access, OHR: OHRGTPUv4, FARID: 1, URRIDs: [2]uint32{urr}})
+	}
+	return []Op{PutURR{ID: 20, URR: URR{}}, PutURR{ID: 21, URR: URR{}},
+		PutUplink{UplinkKey{teidUL + 1, epN3}, Rules{Session: 2, PDRs: list(10, 2, 20), ListID: 1}},
+		PutUplink{UplinkKey{teidUL, epN3}, Rules{Session: 1, PDRs: list(20, 1, 21), ListID: 3}}}
+}
+
 func TestPrivilegedRules(t *testing.T) {
 	tcp := upFlow
 	tcp.proto = layers.IPProtocolTCP
@@ -54,10 +70,14 @@ func TestPrivilegedRules(t *testing.T) {
 			want: Redirected, out: decapOut(withPort(upFlow, 6000)), usage: map[uint32]uint64{10: 1, 11: 0, 41: 0}},
 		{name: "middle of 32 PDRs", ops: precedence32(true), role: N3, frame: uplink(ulTunnel, withPort(upFlow, 6015)),
 			want: Redirected, usage: map[uint32]uint64{10: 0, 25: 1, 41: 0}},
+		{name: "17th of 32 PDRs, first of its pair", ops: precedence32(true), role: N3, frame: uplink(ulTunnel, withPort(upFlow, 6016)),
+			want: Redirected, usage: map[uint32]uint64{25: 0, 26: 1, 27: 0}},
 		{name: "last of 32 PDRs", ops: precedence32(true), role: N3, frame: uplink(ulTunnel, withPort(upFlow, 7000)),
 			want: Redirected, usage: map[uint32]uint64{10: 0, 40: 0, 41: 1}},
 		{name: "none of 32 PDRs", ops: precedence32(false), role: N3, frame: uplink(ulTunnel, withPort(upFlow, 7000)),
 			want: Dropped, drop: DropNoPDR},
+		{name: "a list of two in the slot after a list of three", ops: neighbourLists(), role: N3, frame: uplink(ulTunnel, upFlow),
+			want: Redirected, out: ok, usage: map[uint32]uint64{20: 0, 21: 1}},
 		{name: "sdf protocol matches", ops: sdf(SDF{Proto: 17}), role: N3, frame: uplink(ulTunnel, upFlow),
 			want: Redirected, out: ok, usage: map[uint32]uint64{7: 1}},
 		{name: "sdf protocol differs", ops: sdf(SDF{Proto: 17}), role: N3, frame: uplink(ulTunnel, tcp),
@@ -66,6 +86,12 @@ func TestPrivilegedRules(t *testing.T) {
 			frame: uplink(ulTunnel, upFlow), want: Redirected, out: ok},
 		{name: "sdf source prefix differs", ops: sdf(SDF{Src: netip.MustParsePrefix("10.46.0.0/16")}), role: N3,
 			frame: uplink(ulTunnel, upFlow), want: Dropped, drop: DropNoPDR},
+		{name: "sdf IPv4 source prefix never matches IPv6", ops: sdf(SDF{Src: netip.MustParsePrefix("10.45.0.0/16")}), role: N3,
+			frame: uplink(ulTunnel, upFlow6), want: Dropped, drop: DropNoPDR},
+		{name: "sdf source and destination prefixes", ops: sdf(SDF{Src: netip.MustParsePrefix("10.45.0.0/16"), Dst: netip.PrefixFrom(addrDN, 32)}),
+			role: N3, frame: uplink(ulTunnel, upFlow), want: Redirected, out: ok},
+		{name: "sdf source and destination prefixes, destination differs", ops: sdf(SDF{Src: netip.MustParsePrefix("10.45.0.0/16"), Dst: netip.MustParsePrefix("198.18.7.99/32")}),
+			role: N3, frame: uplink(ulTunnel, upFlow), want: Dropped, drop: DropNoPDR},
 		{name: "sdf destination host matches", ops: sdf(SDF{Dst: netip.PrefixFrom(addrDN, 32)}), role: N3,
 			frame: uplink(ulTunnel, upFlow), want: Redirected, out: ok},
 		{name: "sdf port range inclusive at the top", ops: sdf(SDF{DstPorts: PortRange{4990, 5001}, SrcPorts: PortRange{40000, 40000}}),
@@ -173,7 +199,7 @@ func TestPrivilegedFilterNeedsSlot(t *testing.T) {
 func TestPrivilegedApplyErrors(t *testing.T) {
 	ns := testenv.UPF(t)
 	d := loadIn(t, ns, Options{MaxSessions: 1024})
-	far := d.Sizes().FARs
+	far, lists := d.Sizes().FARs, d.Sizes().ListSlots
 	for _, c := range []struct {
 		name string
 		ops  []Op
@@ -185,6 +211,8 @@ func TestPrivilegedApplyErrors(t *testing.T) {
 			"install far 7 of session 0x1f: far: no outer source address toward peer 198.18.3.1"},
 		{"more PDRs than a list holds", []Op{PutUplink{UplinkKey{1, 0}, Rules{Session: 2, ListID: 1, PDRs: make([]PDR, MaxPDRs+1)}}},
 			"install uplink teid 0x1 of session 0x2: session 0x2: 33 PDRs, at most 32"},
+		{"pdr list past the end of the table", []Op{PutUplink{UplinkKey{1, 0}, Rules{Session: 2, ListID: lists - 1, PDRs: make([]PDR, 3)}}},
+			fmt.Sprintf("install uplink teid 0x1 of session 0x2: pdr list %d..%d is outside 1..%d: map full", lists-1, lists, lists-1)},
 		{"UE address that is not a host", []Op{PutDownlink{netip.MustParsePrefix("10.45.0.0/24"), Rules{Session: 3, PDRs: []PDR{{}}}}},
 			"install downlink 10.45.0.0/24 of session 0x3: ue address 10.45.0.0/24: want an IPv4 /32 or an IPv6 prefix"},
 	} {

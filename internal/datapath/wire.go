@@ -45,19 +45,6 @@ func wordsAddr(w [4]uint32, family uint8) netip.Addr {
 	return netip.AddrFrom16(b)
 }
 
-// maskWords is the network mask of p as address words.
-func maskWords(p netip.Prefix) [4]uint32 {
-	var b [16]byte
-	n := p.Bits()
-	for i := 0; i < n; i++ {
-		b[i/8] |= 0x80 >> (i % 8)
-	}
-	if p.Addr().Is4() {
-		return [4]uint32{binary.NativeEndian.Uint32(b[:4])}
-	}
-	return addrWords(netip.AddrFrom16(b))
-}
-
 // beWord is a 32-bit value in network byte order as a native word.
 func beWord(v uint32) uint32 {
 	var b [4]byte

@@ -17,7 +17,7 @@ type Compiler struct {
 	qerSlots  *slots
 	urrSlots  *slots
 	sdfSlots  *slots
-	listSlots *slots
+	listRuns  *listRuns
 	installed map[uint64]*kept // by SEID
 	lists     map[any]uint32   // lookup key -> its list slot, when it has one
 }
@@ -30,7 +30,7 @@ func NewCompiler(ifaces Interfaces, sizes datapath.Sizes) *Compiler {
 		qerSlots:  newSlots(datapath.SlotQER, sizes.QERs),
 		urrSlots:  newSlots(datapath.SlotURR, sizes.URRs),
 		sdfSlots:  newSlots(datapath.SlotSDF, sizes.SDFs),
-		listSlots: newSlots(datapath.SlotList, sizes.PDRLists),
+		listRuns:  newListRuns(sizes.ListSlots),
 		installed: map[uint64]*kept{},
 		lists:     map[any]uint32{},
 	}
@@ -48,6 +48,8 @@ type Plan struct {
 	newSlots  []held             // taken: given back on Abort
 	freeSlots []held             // no longer used: given back on Commit
 	lists     table[any, uint32] // list slots of next, by key
+	// Lists taken (given back on Abort) and no longer used (on Commit).
+	newLists, freeLists []uint32
 }
 
 var empty = &image{}
@@ -188,13 +190,13 @@ func diffLookups[K comparable](c *Compiler, p *Plan, prev, next table[K, datapat
 			continue
 		}
 		if len(r.PDRs) > 1 {
-			l, ok := c.listSlots.get()
+			l, ok := c.listRuns.get(len(r.PDRs))
 			if !ok {
 				return &session.Error{Cause: session.CauseNoResources, IE: session.IECreatePDR, Msg: "the datapath's PDR list table is full"}
 			}
 			r.ListID = l
 			p.lists.set(k, l)
-			p.newSlots = append(p.newSlots, held{c.listSlots, l})
+			p.newLists = append(p.newLists, l)
 		}
 		p.Ops = append(p.Ops, put(k, r))
 		if had {
@@ -213,7 +215,7 @@ func diffLookups[K comparable](c *Compiler, p *Plan, prev, next table[K, datapat
 	for _, e := range prev {
 		if l, ok := c.lists[e.Key]; ok && p.lists.at(e.Key) != l {
 			p.Ops = append(p.Ops, datapath.Free{Slot: datapath.SlotList, ID: l})
-			p.freeSlots = append(p.freeSlots, held{c.listSlots, l})
+			p.freeLists = append(p.freeLists, l)
 		}
 	}
 	return nil
@@ -233,6 +235,9 @@ func withList(r datapath.Rules, l uint32) datapath.Rules {
 func (c *Compiler) Commit(p *Plan) {
 	for _, h := range p.freeSlots {
 		h.pool.put(h.id)
+	}
+	for _, l := range p.freeLists {
+		c.listRuns.put(l)
 	}
 	for _, e := range p.prev.Uplink {
 		delete(c.lists, e.Key)
@@ -256,7 +261,10 @@ func (c *Compiler) Abort(p *Plan) {
 	for _, h := range p.newSlots {
 		h.pool.put(h.id)
 	}
-	p.newSlots = nil
+	for _, l := range p.newLists {
+		c.listRuns.put(l)
+	}
+	p.newSlots, p.newLists = nil, nil
 }
 
 // SpendTimeQuota stops the traffic a URR measures, its time quota spent

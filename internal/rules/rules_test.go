@@ -160,7 +160,7 @@ free sdf 1
 free sdf 2
 free urr 1
 `)
-	for name, pool := range map[string]*slots{"far": c.farSlots, "qer": c.qerSlots, "urr": c.urrSlots, "sdf": c.sdfSlots, "list": c.listSlots} {
+	for name, pool := range map[string]interface{ inUse() int }{"far": c.farSlots, "qer": c.qerSlots, "urr": c.urrSlots, "sdf": c.sdfSlots, "list": c.listRuns} {
 		if pool.inUse() != 0 {
 			t.Errorf("%d %s slots still held after deletion", pool.inUse(), name)
 		}

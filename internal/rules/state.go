@@ -20,10 +20,10 @@ type savedSession struct {
 	Slots *kept
 }
 
-// savedLists are the list slots by lookup key.
+// savedLists are the list slots by lookup key, with their runs' sizes.
 type savedLists struct {
-	Uplink   table[datapath.UplinkKey, uint32]
-	Downlink table[netip.Prefix, uint32]
+	Uplink   table[datapath.UplinkKey, listRun]
+	Downlink table[netip.Prefix, listRun]
 }
 
 // Save writes a count, the sessions' slots, then the list slots.
@@ -38,11 +38,12 @@ func (c *Compiler) Save(enc *json.Encoder) error {
 	}
 	var lists savedLists
 	for key, l := range c.lists {
+		run := listRun{l, c.listRuns.size(l)}
 		switch key := key.(type) {
 		case datapath.UplinkKey:
-			lists.Uplink = append(lists.Uplink, entry[datapath.UplinkKey, uint32]{key, l})
+			lists.Uplink = append(lists.Uplink, entry[datapath.UplinkKey, listRun]{key, run})
 		case netip.Prefix:
-			lists.Downlink = append(lists.Downlink, entry[netip.Prefix, uint32]{key, l})
+			lists.Downlink = append(lists.Downlink, entry[netip.Prefix, listRun]{key, run})
 		}
 	}
 	return enc.Encode(lists)
@@ -82,13 +83,17 @@ func (c *Compiler) Restore(dec *json.Decoder, sessions func(seid uint64) (*sessi
 	if err := dec.Decode(&lists); err != nil {
 		return fmt.Errorf("restore the list slots: %w", err)
 	}
+	var runs []listRun
 	for _, e := range lists.Uplink {
-		c.lists[e.Key] = e.Val
-		used[c.listSlots] = append(used[c.listSlots], e.Val)
+		c.lists[e.Key] = e.Val.ID
+		runs = append(runs, e.Val)
 	}
 	for _, e := range lists.Downlink {
-		c.lists[e.Key] = e.Val
-		used[c.listSlots] = append(used[c.listSlots], e.Val)
+		c.lists[e.Key] = e.Val.ID
+		runs = append(runs, e.Val)
+	}
+	if err := c.listRuns.take(runs); err != nil {
+		return err
 	}
 	for pool, ids := range used {
 		if err := pool.take(ids); err != nil {

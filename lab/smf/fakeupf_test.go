@@ -46,7 +46,7 @@ func newFakeUPF(t *testing.T, answer func(message.Message, int) message.Message)
 	done := make(chan struct{})
 	go f.serve(t, done)
 	t.Cleanup(func() { f.conn.Close(); <-done })
-	return f, Config{Namespace: ns, T1: 50 * time.Millisecond, N1: 3}
+	return f, Config{Namespace: ns, T1: 250 * time.Millisecond, N1: 3} // T1 long enough for a loaded CI machine to answer in
 }
 
 func (f *fakeUPF) serve(t *testing.T, done chan<- struct{}) {

@@ -115,25 +115,37 @@ func TestPrivilegedExactCounts(t *testing.T) {
 			if total != res.Total() {
 				t.Errorf("the flows were sent %d frames, the workers %d", total, res.Total())
 			}
-			st := waitFor(t, k, sent, res.Total())
+			// The one loss the test allows is the device's own: its
+			// peer's ring full because the machine was too busy to
+			// drain it. The device counts those frames; they must be
+			// exactly the ones the sink finds lost.
+			taken := res.Total() - res.NotTaken
+			st := waitFor(t, k, sent, taken)
 			if c.opts.Rate == 0 && res.NotTaken+st.Lost > 0 {
 				t.Logf("flat out: %d frames not taken by gen, %d lost in all", res.NotTaken, st.Lost)
 				return
 			}
+			if res.NotTaken > 0 {
+				t.Logf("the device refused %d frames, its peer too busy to take them", res.NotTaken)
+			}
 			// At a rate every frame's latency is taken (but for the rare
 			// frame stamped in the same nanosecond as the one before it),
 			// flat out the first of each batch's.
-			lat, want := st.Latency.Count, res.Total()
+			lat, want := st.Latency.Count, taken
 			if c.opts.Rate == 0 {
 				want = (res.Total() + 63) / 64
 			}
-			if st.Packets != res.Total() || st.Unique != res.Total() || st.Lost+st.Duplicates+st.Reordered != 0 ||
-				len(st.Invalid) != 0 || res.NotTaken != 0 || lat > want || lat < want-want/1000 || st.Bytes != res.Bytes {
+			if st.Packets != taken || st.Unique != taken || st.Lost != res.NotTaken || st.Duplicates+st.Reordered != 0 ||
+				len(st.Invalid) != 0 || lat > want || lat < want-want/1000 || (res.NotTaken == 0 && st.Bytes != res.Bytes) {
 				t.Errorf("sent %+v; sink saw %d packets (%d bytes), %d unique, %d lost, %d duplicates, %d reordered, invalid %v, latency %+v",
 					res, st.Packets, st.Bytes, st.Unique, st.Lost, st.Duplicates, st.Reordered, st.Invalid, st.Latency)
 			}
+			var short uint64
 			for f, fs := range st.Flows {
-				if fs.Unique != sent[f] {
+				short += sent[f] - fs.Unique
+			}
+			if short != res.NotTaken {
+				for f, fs := range st.Flows {
 					t.Errorf("flow %d: %d of %d", f, fs.Unique, sent[f])
 				}
 			}

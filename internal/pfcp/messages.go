@@ -23,17 +23,18 @@ func decodeAll[T any](ies []*ie.IE, dec func(*ie.IE) (T, *session.Error)) ([]T, 
 	return out, nil
 }
 
-// decodeEstablish reads a Session Establishment Request (§7.5.2); an IE
-// whose Length is wrong comes first in a refusal (lengthFirst).
-func decodeEstablish(m *message.SessionEstablishmentRequest, peer string) (*session.Establish, *session.Error) {
-	r, e := establishRequest(m, peer)
+// decodeEstablish reads a Session Establishment Request (§7.5.2), all but
+// the peer, which its association names; an IE whose Length is wrong
+// comes first in a refusal (lengthFirst).
+func decodeEstablish(m *message.SessionEstablishmentRequest) (*session.Establish, *session.Error) {
+	r, e := establishRequest(m)
 	if e != nil {
 		return nil, lengthFirst(m.Payload, e)
 	}
 	return r, nil
 }
 
-func establishRequest(m *message.SessionEstablishmentRequest, peer string) (*session.Establish, *session.Error) {
+func establishRequest(m *message.SessionEstablishmentRequest) (*session.Establish, *session.Error) {
 	if m.NodeID == nil {
 		return nil, missing("Session Establishment Request", ie.NodeID)
 	}
@@ -47,7 +48,7 @@ func establishRequest(m *message.SessionEstablishmentRequest, peer string) (*ses
 	if fseid.IPv4Address == nil && fseid.IPv6Address == nil { // §8.2.37: at least one
 		return nil, incorrect(ie.FSEID, "CP F-SEID with no address")
 	}
-	r := &session.Establish{Peer: peer, CPSEID: fseid.SEID, CPAddr: fseidAddr(fseid)}
+	r := &session.Establish{CPSEID: fseid.SEID, CPAddr: fseidAddr(fseid)}
 	var e *session.Error
 	if r.PDRs, e = decodeAll(m.CreatePDR, decodePDR); e != nil {
 		return nil, e
@@ -80,9 +81,9 @@ func fseidAddr(f *ie.FSEIDFields) netip.Addr {
 }
 
 // decodeModify reads a Session Modification Request (§7.5.4), as
-// decodeEstablish does.
-func decodeModify(m *message.SessionModificationRequest, seid uint64) (*session.Modify, *session.Error) {
-	r, e := modifyRequest(m, seid)
+// decodeEstablish does, for the session its header's SEID names.
+func decodeModify(m *message.SessionModificationRequest) (*session.Modify, *session.Error) {
+	r, e := modifyRequest(m, m.Header.SEID)
 	if e != nil {
 		return nil, lengthFirst(m.Payload, e)
 	}

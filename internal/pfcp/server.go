@@ -182,6 +182,11 @@ type datagram struct {
 	// sum tells a retransmission from a new request that reuses its
 	// sequence number.
 	sum uint64
+	// req is an Establishment or Modification Request in the session
+	// engine's terms (*session.Establish, *session.Modify), or reqErr why
+	// it cannot be: the reader decodes it, off the serve loop's path.
+	req    any
+	reqErr *session.Error
 }
 
 // decode parses the datagram. A request whose length differs from its
@@ -201,6 +206,24 @@ func (d *datagram) decode() {
 		return
 	}
 	d.m, d.err = parse(d.b)
+	d.decodeSession()
+}
+
+// decodeSession reads a session request's rules. The serve loop answers
+// first what depends on its state (association, session), then the
+// refusal found here, if any.
+func (d *datagram) decodeSession() {
+	defer func() {
+		if r := recover(); r != nil { // go-pfcp panics on some malformed IEs
+			d.req, d.reqErr = nil, &session.Error{Cause: session.CauseMandatoryIEIncorrect, Msg: fmt.Sprintf("codec panic: %v", r)}
+		}
+	}()
+	switch m := d.m.(type) {
+	case *message.SessionEstablishmentRequest:
+		d.req, d.reqErr = decodeEstablish(m)
+	case *message.SessionModificationRequest:
+		d.req, d.reqErr = decodeModify(m)
+	}
 }
 
 // parse decodes a message. go-pfcp v0.0.24 panics on some malformed IEs
@@ -403,9 +426,9 @@ func (s *Server) respond(d datagram, h *message.Header) (resp message.Message) {
 	case *message.AssociationReleaseRequest:
 		return s.associationRelease(d.from, m)
 	case *message.SessionEstablishmentRequest:
-		return s.sessionEstablishment(d.from, m)
+		return s.sessionEstablishment(d, m)
 	case *message.SessionModificationRequest:
-		return s.sessionModification(d.from, m)
+		return s.sessionModification(d, m)
 	case *message.SessionDeletionRequest:
 		return s.sessionDeletion(d.from, m)
 	}

@@ -65,7 +65,8 @@ func causeOf(err error) []*ie.IE {
 	return ies
 }
 
-func (s *Server) sessionEstablishment(from netip.AddrPort, m *message.SessionEstablishmentRequest) message.Message {
+func (s *Server) sessionEstablishment(d datagram, m *message.SessionEstablishmentRequest) message.Message {
+	from := d.from
 	h := m.Header
 	reply := func(cpSEID uint64, ies ...*ie.IE) message.Message {
 		return message.NewSessionEstablishmentResponse(0, 0, cpSEID, h.SequenceNumber, 0, append([]*ie.IE{s.nodeID()}, ies...)...)
@@ -80,11 +81,12 @@ func (s *Server) sessionEstablishment(from netip.AddrPort, m *message.SessionEst
 	if !ok {
 		return reply(cpSEIDOf(m), ie.NewCause(session.CauseNoAssociation))
 	}
-	req, derr := decodeEstablish(m, a.nodeID)
-	if derr != nil {
+	if derr := d.reqErr; derr != nil {
 		s.log.Info("pfcp: session establishment refused", "node", a.nodeID, "cause", derr.Cause, "ie", derr.IE, "why", derr.Msg)
 		return reply(cpSEIDOf(m), causeOf(derr)...)
 	}
+	req := d.req.(*session.Establish)
+	req.Peer = a.nodeID
 	c, err := s.apply(req)
 	if err != nil {
 		s.log.Info("pfcp: session establishment refused", "node", a.nodeID, "cp_seid", req.CPSEID, "why", err)
@@ -164,7 +166,7 @@ func (s *Server) session(seid uint64) (*session.Session, bool) {
 	return x, assoc
 }
 
-func (s *Server) sessionModification(from netip.AddrPort, m *message.SessionModificationRequest) message.Message {
+func (s *Server) sessionModification(d datagram, m *message.SessionModificationRequest) message.Message {
 	h := m.Header
 	x, ok := s.session(h.SEID)
 	if !ok {
@@ -173,11 +175,11 @@ func (s *Server) sessionModification(from netip.AddrPort, m *message.SessionModi
 	reply := func(ies ...*ie.IE) message.Message {
 		return message.NewSessionModificationResponse(0, 0, x.CPSEID, h.SequenceNumber, 0, ies...)
 	}
-	req, derr := decodeModify(m, x.SEID)
-	if derr != nil {
+	if derr := d.reqErr; derr != nil {
 		s.log.Info("pfcp: session modification refused", "seid", x.SEID, "cause", derr.Cause, "ie", derr.IE, "why", derr.Msg)
 		return reply(causeOf(derr)...)
 	}
+	req := d.req.(*session.Modify)
 	c, err := s.apply(req)
 	if err != nil {
 		s.log.Info("pfcp: session modification refused", "seid", x.SEID, "why", err)

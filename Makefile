@@ -44,7 +44,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzN4$$' -fuzztime $(FUZZTIME) ./internal/pfcp
 
 # The datapath and N4 alone, the metrics scrape, the lab's generator, then
-# upfd beside the reference forwarder in the lab with 1 and 100,000 sessions.
+# upfd beside the reference forwarder in the lab with 1 and 100,000 sessions
+# and under the subscriber model.
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./internal/datapath
 	$(GO) test -run '^$$' -bench '^BenchmarkN4$$' -benchtime 1x -timeout 30m ./internal/pfcp
@@ -53,3 +54,4 @@ bench: deps
 	$(GO) build -o bin/ ./cmd/upfd ./cmd/upflab
 	./bin/upflab run lab/scenario/bench-1.yaml
 	./bin/upflab run lab/scenario/bench-100000.yaml
+	./bin/upflab run lab/scenario/bench-subscribers.yaml

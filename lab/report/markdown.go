@@ -357,18 +357,31 @@ func subscribersSection(b *strings.Builder, run *Run) {
 			continue
 		}
 		t := &table{header: []string{"Subscribers", "upload speed(Gbps)", "upload packet loss",
-			"download speed(Gbps)", "download packet loss", "CPU %[1]", "x ref<br>up[2]", "x ref<br>down[2]"}}
+			"download speed(Gbps)", "download packet loss", "sent of the model<br>up / down[1]", "CPU %[2]",
+			"x ref<br>up[3]", "x ref<br>down[3]"}}
 		for _, l := range s.Subscribers {
 			t.add(strconv.Itoa(l.Subscribers), f2(l.Uplink.RxGbps), seedLoss(l.Uplink.LossPct),
-				f2(l.Downlink.RxGbps), seedLoss(l.Downlink.LossPct), cpuText(l.CPU),
+				f2(l.Downlink.RxGbps), seedLoss(l.Downlink.LossPct),
+				sentOfOffered(l.Uplink)+" / "+sentOfOffered(l.Downlink), cpuText(l.CPU),
 				ratioText(l.Uplink.RatioToReference), ratioText(l.Downlink.RatioToReference))
 		}
 		fmt.Fprintf(b, "**%d. %s**: %s\n\n", i+1, cell(s.Name), cell(s.Setup))
 		t.write(b)
 	}
 	if b.Len() > 0 {
-		fmt.Fprintf(b, "1. %s\n2. %s\n\n", cpuNote, ratioNote)
+		fmt.Fprintf(b, "1. %s\n2. %s\n3. %s\n\n", sentNote, cpuNote, ratioNote)
 	}
+}
+
+// sentNote explains sentOfOffered: a loss of 0 % means little when the
+// generator could not offer the load.
+const sentNote = "What the generator sent, in % of the packet rate the model offers. Below 100 %, this machine could not offer the whole load; the loss is of what was sent."
+
+func sentOfOffered(m Measurement) string {
+	if m.OfferedKpps == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.0f%%", 100*m.TxKpps/m.OfferedKpps)
 }
 
 // seedLoss writes a loss as seed 003 does: 0.02150%.

@@ -120,10 +120,14 @@ func fixedRun() *Run {
 		count                  int
 		upLost, downLost, refs uint64
 	}{{100, 0, 0, 0}, {500, 12, 0, 0}, {1000, 90_000, 20_000, 0}, {2000, 2_000_000, 1_500_000, 300_000}} {
-		upTx, downTx := uint64(422*10*s.count), uint64(696*10*s.count)
+		upModel, downModel := 0.422*float64(s.count), 0.696*float64(s.count) // kpps
+		upTx, downTx := uint64(upModel*1e4), uint64(downModel*1e4)
+		if s.count == 2000 {
+			downTx = downTx * 9 / 10 // the generator fell short
+		}
 		l := SubscriberLoad{Subscribers: s.count,
-			Uplink:   NewMeasurement("uplink", "model", 0, 10*time.Second, upTx, upTx*663, upTx-s.upLost, (upTx-s.upLost)*619),
-			Downlink: NewMeasurement("downlink", "model", 0, 10*time.Second, downTx, downTx*709, downTx-s.downLost, (downTx-s.downLost)*753),
+			Uplink:   NewMeasurement("uplink", "model", upModel, 10*time.Second, upTx, upTx*663, upTx-s.upLost, (upTx-s.upLost)*619),
+			Downlink: NewMeasurement("downlink", "model", downModel, 10*time.Second, downTx, downTx*709, downTx-s.downLost, (downTx-s.downLost)*753),
 			CPU:      cpuAt(0.3, 20+float64(s.count)/40),
 		}
 		l.Uplink = withReference(l.Uplink, upTx-s.refs)

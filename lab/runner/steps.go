@@ -42,6 +42,11 @@ func (r *runner) step(ctx context.Context, st scenario.Step) error {
 		if err != nil {
 			return err
 		}
+		for i := range loads {
+			l := &loads[i]
+			l.Uplink.Reference = r.refs[subscribersKey(st, l.Uplink.Direction, l.Subscribers)]
+			l.Downlink.Reference = r.refs[subscribersKey(st, l.Downlink.Direction, l.Subscribers)]
+		}
 		r.run.AddSubscribers(h, loads...)
 	case scenario.KindPing:
 		return r.ping(ctx, st)
@@ -86,11 +91,16 @@ func (r *runner) referenceStep(ctx context.Context, m *measurer, st scenario.Ste
 			r.run.AddNDR(st.Header(), searches...)
 		}
 	case scenario.KindSubscribers:
+		loads, err := r.subscribers(ctx, m, st, sessions, tgen.Wire)
+		if err != nil {
+			return err
+		}
+		for i := range loads {
+			l := &loads[i]
+			r.refs[subscribersKey(st, l.Uplink.Direction, l.Subscribers)] = &l.Uplink
+			r.refs[subscribersKey(st, l.Downlink.Direction, l.Subscribers)] = &l.Downlink
+		}
 		if own {
-			loads, err := r.subscribers(ctx, m, st, sessions, tgen.Wire)
-			if err != nil {
-				return err
-			}
 			r.run.AddSubscribers(st.Header(), loads...)
 		}
 	}
@@ -98,6 +108,10 @@ func (r *runner) referenceStep(ctx context.Context, m *measurer, st scenario.Ste
 }
 
 func refKey(st scenario.Step, direction string) string { return st.Name + "/" + direction }
+
+func subscribersKey(st scenario.Step, direction string, n int) string {
+	return fmt.Sprintf("%s/%d", refKey(st, direction), n)
+}
 
 func (r *runner) throughput(ctx context.Context, m *measurer, st scenario.Step, sessions []tgen.Session, path tgen.Path) ([]report.Measurement, error) {
 	t := st.Throughput

@@ -213,8 +213,12 @@ func TestPrivilegedGenAndSinkCountEveryFrame(t *testing.T) {
 			if res.Total() != count || !regexp.MustCompile(`(?m)^ *opackets +\d+ +\d+ +20001$`).MatchString(genOut.String()) {
 				t.Errorf("gen sent %d frames, want %d in its opackets total", res.Total(), count)
 			}
-			if want := "20001 frames expected (as --expect says), 20001 received, 0% loss, 0 duplicates, 0 reordered (0 late)"; !strings.Contains(sinkOut.String(), want) {
-				t.Errorf("sink: want %q", want)
+			// The one loss allowed is the device's own (its peer too busy
+			// to take frames), which gen counts: exactly those are lost.
+			summary := regexp.MustCompile(`20001 frames expected \(as --expect says\), (\d+) received, [^,]+ loss, 0 duplicates, 0 reordered \(0 late\)`)
+			m := summary.FindStringSubmatch(sinkOut.String())
+			if m == nil || m[1] != fmt.Sprint(count-res.NotTaken) {
+				t.Errorf("sink: want %d received (%d not taken by gen's device), 0 duplicates, 0 reordered", count-res.NotTaken, res.NotTaken)
 			}
 			if n := strings.Count(sinkOut.String(), ":1000"); n != 8 {
 				t.Errorf("sink: %d lines of flows, want the 8", n)

@@ -40,17 +40,17 @@ func (s *Store) AdmittedGBR() BitRates { return s.gbr.installed }
 // refused for it, even over the capacity (which a restart with a lower one
 // can leave).
 func (s *Store) admitGBR(c *Change, req Request) error {
-	c.gbr.prev, _ = gbrOf(c.Prev)
+	c.gbr.prev = gbrOf(c.Prev)
 	if c.Next == nil {
 		return nil
 	}
 	if err := gbrWithinMBR(c.Prev, c.Next); err != nil {
 		return err
 	}
-	next, ok := gbrOf(c.Next)
-	held := BitRates{UL: growth(c.gbr.prev.UL, next.UL), DL: growth(c.gbr.prev.DL, next.DL)}
+	next := gbrOf(c.Next)
+	held := BitRates{UL: floorSub(next.UL, c.gbr.prev.UL), DL: floorSub(next.DL, c.gbr.prev.DL)} // the growth
 	for _, d := range directions {
-		if !ok && d.of(next) == math.MaxUint64 {
+		if d.of(next) == math.MaxUint64 { // the sum overflowed
 			ie, id := gbrOffender(req, d)
 			return refuse(CauseNoResources, ie, "QER %d: the session's %s GBRs add up to more than %d bit/s", id, d, uint64(math.MaxUint64))
 		}
@@ -122,32 +122,22 @@ func (s *Store) releaseGBR(c *Change) {
 
 // adoptGBR counts a restored session's QERs.
 func (s *Store) adoptGBR(x *Session) {
-	g, _ := gbrOf(x)
+	g := gbrOf(x)
 	s.gbr.installed.UL = satAdd(s.gbr.installed.UL, g.UL)
 	s.gbr.installed.DL = satAdd(s.gbr.installed.DL, g.DL)
 }
 
-// gbrOf sums the GBRs of x's QERs (x nil: none). ok is false if the sum
-// overflows; it is then the most a uint64 holds.
-func gbrOf(x *Session) (sum BitRates, ok bool) {
+// gbrOf sums the GBRs of x's QERs (x nil: none); a sum that overflows is
+// the most a uint64 holds.
+func gbrOf(x *Session) (sum BitRates) {
 	if x == nil {
-		return BitRates{}, true
+		return BitRates{}
 	}
-	var cUL, cDL uint64
 	for _, q := range x.QERs.All() {
-		var c uint64
-		sum.UL, c = bits.Add64(sum.UL, q.GBRUL, 0)
-		cUL |= c
-		sum.DL, c = bits.Add64(sum.DL, q.GBRDL, 0)
-		cDL |= c
+		sum.UL = satAdd(sum.UL, q.GBRUL)
+		sum.DL = satAdd(sum.DL, q.GBRDL)
 	}
-	if cUL != 0 {
-		sum.UL = math.MaxUint64
-	}
-	if cDL != 0 {
-		sum.DL = math.MaxUint64
-	}
-	return sum, cUL|cDL == 0
+	return sum
 }
 
 // gbrWithinMBR refuses a created or changed QER whose GBR is above its MBR
@@ -203,14 +193,6 @@ func valueOf(p *uint64) uint64 {
 		return 0
 	}
 	return *p
-}
-
-// growth is how much next is above prev, or 0.
-func growth(prev, next uint64) uint64 {
-	if next > prev {
-		return next - prev
-	}
-	return 0
 }
 
 // satAdd is a+b, or the most a uint64 holds.

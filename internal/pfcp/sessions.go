@@ -66,12 +66,11 @@ func causeOf(err error) []*ie.IE {
 }
 
 func (s *Server) sessionEstablishment(d datagram, m *message.SessionEstablishmentRequest) message.Message {
-	from := d.from
 	h := m.Header
 	reply := func(cpSEID uint64, ies ...*ie.IE) message.Message {
 		return message.NewSessionEstablishmentResponse(0, 0, cpSEID, h.SequenceNumber, 0, append([]*ie.IE{s.nodeID()}, ies...)...)
 	}
-	if s.refusingNewSessions(from, m) { // draining (view.go)
+	if s.refusingNewSessions(d.from, m) { // draining (view.go)
 		return reply(cpSEIDOf(m), ie.NewCause(session.CauseNoResources))
 	}
 	if m.NodeID == nil { // mandatory: missing, not an unknown association

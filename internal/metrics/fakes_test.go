@@ -3,8 +3,6 @@ package metrics
 import (
 	"bytes"
 	"context"
-	"io"
-	"log/slog"
 	"os"
 	"regexp"
 	"slices"
@@ -114,5 +112,3 @@ func docRow(doc, name string) string {
 	}
 	return ""
 }
-
-func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

@@ -45,6 +45,9 @@ struct {
 } dl_ue6 SEC(".maps");
 
 /*
+ * The slot tables below are mapped into user space, which writes them with
+ * no system call (an establishment writes several slots).
+ *
  * PDR lists of lookups with more than one PDR, two PDRs a slot: a list is
  * a run of consecutive slots (user space hands out runs of 1, 2, 4, 8 or
  * 16, so a list of two takes one slot, not UPF_MAX_PDRS / 2).
@@ -54,6 +57,7 @@ struct {
 	__type(key, __u32);
 	__type(value, struct upf_pdr_pair);
 	__uint(max_entries, 256);
+	__uint(map_flags, BPF_F_MMAPABLE);
 } pdr_pairs SEC(".maps");
 
 struct {
@@ -61,6 +65,7 @@ struct {
 	__type(key, __u32);
 	__type(value, struct upf_sdf);
 	__uint(max_entries, 1024);
+	__uint(map_flags, BPF_F_MMAPABLE);
 } sdfs SEC(".maps");
 
 struct {
@@ -68,6 +73,7 @@ struct {
 	__type(key, __u32);
 	__type(value, struct upf_far);
 	__uint(max_entries, 1024);
+	__uint(map_flags, BPF_F_MMAPABLE);
 } fars SEC(".maps");
 
 struct {
@@ -75,6 +81,7 @@ struct {
 	__type(key, __u32);
 	__type(value, struct upf_qer);
 	__uint(max_entries, 1024);
+	__uint(map_flags, BPF_F_MMAPABLE);
 } qers SEC(".maps");
 
 struct {
@@ -82,6 +89,7 @@ struct {
 	__type(key, __u32);
 	__type(value, struct upf_urr);
 	__uint(max_entries, 1024);
+	__uint(map_flags, BPF_F_MMAPABLE);
 } urrs SEC(".maps");
 
 /*

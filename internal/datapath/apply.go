@@ -60,13 +60,6 @@ func (e *ApplyError) Unwrap() error { return e.Err }
 // ErrFull means a table has no room for another entry.
 var ErrFull = errors.New("map full")
 
-func putSlot(m *ebpf.Map, what string, id uint32, v any) error {
-	if id == 0 || id >= m.MaxEntries() {
-		return fmt.Errorf("%s slot %d is outside 1..%d: %w", what, id, m.MaxEntries()-1, ErrFull)
-	}
-	return m.Put(id, v)
-}
-
 // PutFAR writes a FAR into its slot.
 type PutFAR struct {
 	ID      uint32
@@ -81,7 +74,7 @@ func (o PutFAR) apply(d *Datapath) error {
 	if err != nil {
 		return err
 	}
-	return putSlot(d.objs.Fars, "far", o.ID, &v)
+	return d.slots.fars.put(o.ID, v)
 }
 
 // PutQER writes a QER into its slot, its rate state reset.
@@ -94,8 +87,7 @@ type PutQER struct {
 func (o PutQER) phase() int     { return phaseObjects }
 func (o PutQER) String() string { return fmt.Sprintf("install qer %d of session %#x", o.ID, o.Session) }
 func (o PutQER) apply(d *Datapath) error {
-	v := o.QER.encode()
-	return putSlot(d.objs.Qers, "qer", o.ID, &v)
+	return d.slots.qers.put(o.ID, o.QER.encode())
 }
 
 // PutURR writes a URR into its slot. Its usage counters are left alone, so
@@ -114,8 +106,7 @@ func (o PutURR) apply(d *Datapath) error {
 		return err
 	}
 	// The quota before the flags that have it read.
-	v := o.URR.encode()
-	if err := putSlot(d.objs.Urrs, "urr", o.ID, &v); err != nil {
+	if err := d.slots.urrs.put(o.ID, o.URR.encode()); err != nil {
 		return err
 	}
 	if o.Reset {
@@ -179,7 +170,7 @@ func (d *Datapath) putRules(m *ebpf.Map, key any, r Rules) error {
 		if err != nil {
 			return fmt.Errorf("pdr %d: %w", p.ID, err)
 		}
-		if err := putSlot(d.objs.Sdfs, "sdf", p.SDFID, &sdf); err != nil {
+		if err := d.slots.sdfs.put(p.SDFID, sdf); err != nil {
 			return err
 		}
 	}
@@ -224,24 +215,17 @@ func (d *Datapath) farIn(id uint32) (bpfUpfFar, bool) {
 	if f, ok := d.batchFARs[id]; ok {
 		return f, true
 	}
-	var f bpfUpfFar
-	if id == 0 || id >= d.objs.Fars.MaxEntries() {
-		return f, false
-	}
-	return f, d.objs.Fars.Lookup(id, &f) == nil
+	f, err := d.slots.fars.get(id)
+	return f, err == nil
 }
 
-// putList writes a list's PDRs into their slots in one system call.
+// putList writes a list's PDRs into their slots.
 func (d *Datapath) putList(r Rules) error {
-	ids, pairs, err := r.encodeList()
+	pairs, err := r.encodeList()
 	if err != nil {
 		return err
 	}
-	if last := r.ListID + uint32(len(pairs)) - 1; r.ListID == 0 || last >= d.objs.PdrPairs.MaxEntries() {
-		return fmt.Errorf("pdr list %d..%d is outside 1..%d: %w", r.ListID, last, d.objs.PdrPairs.MaxEntries()-1, ErrFull)
-	}
-	_, err = d.objs.PdrPairs.BatchUpdate(ids, pairs, nil)
-	return err
+	return d.slots.lists.put(r.ListID, pairs...)
 }
 
 func (d *Datapath) downlinkKey(ue netip.Prefix) (*ebpf.Map, any, error) {

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/cilium/ebpf"
 )
@@ -121,11 +122,10 @@ func (d *Datapath) Stats() (Stats, error) {
 // QuotaLeft is the volume a URR's quota still allows, in bytes (negative
 // once spent: the overshoot is what arrived after the quota ran out).
 func (d *Datapath) QuotaLeft(urrID uint32) (int64, error) {
-	var v bpfUpfUrr
-	if err := d.objs.Urrs.Lookup(urrID, &v); err != nil {
-		return 0, fmt.Errorf("read urr %d: %w", urrID, err)
+	if err := d.slots.urrs.check(urrID, 1); err != nil {
+		return 0, fmt.Errorf("read quota: %w", err)
 	}
-	return v.QuotaLeft, nil
+	return atomic.LoadInt64(&d.slots.urrs.at(urrID).QuotaLeft), nil
 }
 
 func sum(per []uint64) uint64 {

@@ -158,6 +158,8 @@ type Datapath struct {
 	txSocket int
 	// usage are the URRs' usage records, mapped.
 	usage *usageRecords
+	// slots are the slot tables, mapped.
+	slots slotTables
 	// gtpuAddrs are the local GTP-U addresses, by endpoint index.
 	gtpuAddrs []netip.Addr
 	// batchFARs are the FARs of the batch Apply is running, by slot, for
@@ -242,6 +244,10 @@ func Load(opts Options) (*Datapath, error) {
 		return nil, fmt.Errorf("datapath: load: %w", err)
 	}
 	if d.usage, err = mapUsage(d.objs.UrrUsage, sizes.URRs, cpus); err != nil {
+		d.Close()
+		return nil, fmt.Errorf("datapath: %w", err)
+	}
+	if d.slots, err = mapSlotTables(&d.objs); err != nil {
 		d.Close()
 		return nil, fmt.Errorf("datapath: %w", err)
 	}
@@ -396,6 +402,6 @@ func (d *Datapath) Close() error {
 	if d.txSocket != 0 {
 		err = errors.Join(err, unix.Close(d.txSocket))
 	}
-	err = errors.Join(err, d.usage.close())
+	err = errors.Join(err, d.usage.close(), d.slots.close())
 	return errors.Join(err, d.objs.Close())
 }

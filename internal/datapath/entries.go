@@ -121,20 +121,17 @@ func (v *bpfUpfRules) inlineFAR(f bpfUpfFar, local []netip.Addr) {
 	v.Far = bpfUpfFarInline{Action: f.Action, Ohc: f.Ohc, Tos: f.Tos, Flags: f.Flags, Teid: f.Teid, Peer: f.Peer.A[0]}
 }
 
-// encodeList is the list's slots and their pairs of PDRs, for a batch
-// update.
-func (r Rules) encodeList() ([]uint32, []bpfUpfPdrPair, error) {
-	n := (len(r.PDRs) + 1) / 2
-	ids := make([]uint32, n)
-	pairs := make([]bpfUpfPdrPair, n)
+// encodeList is the list's PDRs in pairs, one pair a slot.
+func (r Rules) encodeList() ([]bpfUpfPdrPair, error) {
+	pairs := make([]bpfUpfPdrPair, (len(r.PDRs)+1)/2)
 	for i, p := range r.PDRs {
 		pdr, err := p.encode()
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		ids[i/2], pairs[i/2].Pdr[i%2] = r.ListID+uint32(i/2), pdr
+		pairs[i/2].Pdr[i%2] = pdr
 	}
-	return ids, pairs, nil
+	return pairs, nil
 }
 
 // UplinkKey finds a session by the local F-TEID a G-PDU arrived on.

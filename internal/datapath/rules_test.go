@@ -212,7 +212,7 @@ func TestPrivilegedApplyErrors(t *testing.T) {
 		{"more PDRs than a list holds", []Op{PutUplink{UplinkKey{1, 0}, Rules{Session: 2, ListID: 1, PDRs: make([]PDR, MaxPDRs+1)}}},
 			"install uplink teid 0x1 of session 0x2: session 0x2: 33 PDRs, at most 32"},
 		{"pdr list past the end of the table", []Op{PutUplink{UplinkKey{1, 0}, Rules{Session: 2, ListID: lists - 1, PDRs: make([]PDR, 3)}}},
-			fmt.Sprintf("install uplink teid 0x1 of session 0x2: pdr list %d..%d is outside 1..%d: map full", lists-1, lists, lists-1)},
+			fmt.Sprintf("install uplink teid 0x1 of session 0x2: pdr list slots %d..%d are outside 1..%d: map full", lists-1, lists, lists-1)},
 		{"UE address that is not a host", []Op{PutDownlink{netip.MustParsePrefix("10.45.0.0/24"), Rules{Session: 3, PDRs: []PDR{{}}}}},
 			"install downlink 10.45.0.0/24 of session 0x3: ue address 10.45.0.0/24: want an IPv4 /32 or an IPv6 prefix"},
 	} {

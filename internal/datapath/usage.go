@@ -34,14 +34,15 @@ func usageEntries(slots uint32) (uint32, int, error) {
 }
 
 func mapUsage(m *ebpf.Map, slots uint32, cpus int) (*usageRecords, error) {
-	n := int(m.MaxEntries())
-	size := int(unsafe.Sizeof(bpfUpfUsage{})) * n
-	page := unix.Getpagesize()
-	mem, err := unix.Mmap(m.FD(), 0, (size+page-1)/page*page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	mem, stride, err := mapArray(m, "urr_usage")
 	if err != nil {
-		return nil, fmt.Errorf("map urr_usage: %w", err)
+		return nil, err
 	}
-	recs := unsafe.Slice((*bpfUpfUsage)(unsafe.Pointer(&mem[0])), n)
+	if stride != int(unsafe.Sizeof(bpfUpfUsage{})) {
+		unix.Munmap(mem)
+		return nil, fmt.Errorf("map urr_usage: records %d bytes apart, want %d", stride, unsafe.Sizeof(bpfUpfUsage{}))
+	}
+	recs := unsafe.Slice((*bpfUpfUsage)(unsafe.Pointer(&mem[0])), m.MaxEntries())
 	return &usageRecords{mem: mem, records: recs, slots: slots, cpus: uint32(cpus)}, nil
 }
 

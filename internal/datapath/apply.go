@@ -34,8 +34,6 @@ const (
 func (d *Datapath) Apply(ops []Op) error {
 	ordered := slices.Clone(ops)
 	slices.SortStableFunc(ordered, func(a, b Op) int { return cmp.Compare(a.phase(), b.phase()) })
-	d.batchFARs = farsOf(ops)
-	defer func() { d.batchFARs = nil }()
 	for i, op := range ordered {
 		if err := op.apply(d); err != nil {
 			return &ApplyError{Op: op, Done: i, Err: err}
@@ -188,33 +186,10 @@ func (d *Datapath) putRules(m *ebpf.Map, key any, r Rules) error {
 	return nil
 }
 
-// farsOf are the FARs a batch writes, by slot: the last one written to a
-// slot is the one it holds afterwards.
-func farsOf(ops []Op) map[uint32]bpfUpfFar {
-	var fars map[uint32]bpfUpfFar
-	for _, op := range ops {
-		f, ok := op.(PutFAR)
-		if !ok {
-			continue
-		}
-		if v, err := f.FAR.encode(); err == nil {
-			if fars == nil {
-				fars = map[uint32]bpfUpfFar{}
-			}
-			fars[f.ID] = v
-		}
-	}
-	return fars
-}
-
-// farIn is the FAR in slot id as it will be once Apply is done: the one
-// the batch writes there, or the one the table holds. A slot that a
-// lookup entry reaches is never rewritten (see Apply), so the entry may
-// carry a copy.
+// farIn is the FAR in slot id. The batch's FARs are in their slots before
+// its lookup entries go in (phaseObjects), and a slot that a lookup entry
+// reaches is never rewritten (see Apply), so the entry may carry a copy.
 func (d *Datapath) farIn(id uint32) (bpfUpfFar, bool) {
-	if f, ok := d.batchFARs[id]; ok {
-		return f, true
-	}
 	f, err := d.slots.fars.get(id)
 	return f, err == nil
 }

@@ -162,9 +162,6 @@ type Datapath struct {
 	slots slotTables
 	// gtpuAddrs are the local GTP-U addresses, by endpoint index.
 	gtpuAddrs []netip.Addr
-	// batchFARs are the FARs of the batch Apply is running, by slot, for
-	// the lookup entries that carry their PDR's FAR.
-	batchFARs map[uint32]bpfUpfFar
 }
 
 // Load checks the options, sizes the maps and loads the programs. The

@@ -96,6 +96,7 @@ type GTPU interface {
 // Server serves N4.
 type Server struct {
 	cfg    Config
+	nodeIE *ie.IE // our Node ID, built once: every message carries it, none changes it
 	log    *slog.Logger
 	conn   *net.UDPConn
 	store  *session.Store
@@ -150,7 +151,7 @@ func New(cfg Config, store *session.Store, compiler *rules.Compiler, dp Datapath
 	}
 	cfg.setDefaults()
 	s := &Server{
-		cfg: cfg, log: log, conn: conn, store: store, rules: compiler, dp: dp,
+		cfg: cfg, nodeIE: nodeIDIE(cfg.NodeID), log: log, conn: conn, store: store, rules: compiler, dp: dp,
 		assocs:   map[string]*association{},
 		cache:    responseCache{entries: map[cacheKey]cached{}},
 		now:      time.Now,
@@ -483,7 +484,7 @@ func (s *Server) writeLoop() {
 	}
 }
 
-func (s *Server) nodeID() *ie.IE { return nodeIDIE(s.cfg.NodeID) }
+func (s *Server) nodeID() *ie.IE { return s.nodeIE }
 
 func nodeIDIE(id string) *ie.IE {
 	if a, err := netip.ParseAddr(id); err == nil {

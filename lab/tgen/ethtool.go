@@ -11,10 +11,10 @@ import (
 	"github.com/sluice-upf/sluice/internal/netns"
 )
 
-// xmitErrors is how many frames redirected out of dev it could not pass
+// XmitErrors is how many frames redirected out of dev it could not pass
 // on: a veth counts them in tx_queue_N_xdp_xmit_errors when its peer's
 // ring is full or its peer has no XDP program.
-func xmitErrors(ns, dev string) (uint64, error) {
+func XmitErrors(ns, dev string) (uint64, error) {
 	var n uint64
 	err := netns.Do(ns, func() error {
 		stats, err := ethtoolStats(dev)

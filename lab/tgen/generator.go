@@ -148,7 +148,7 @@ func (g *Generator) Run(ctx context.Context, o RunOptions) (Result, error) {
 	if err := g.setWorkers(cpus, o); err != nil {
 		return Result{}, err
 	}
-	before, _ := xmitErrors(o.Namespace, o.Device)
+	before, _ := XmitErrors(o.Namespace, o.Device)
 
 	workers := make([]*worker, len(cpus))
 	errs := make(chan error, len(cpus))
@@ -175,7 +175,7 @@ func (g *Generator) Run(ctx context.Context, o RunOptions) (Result, error) {
 			res.Bytes += states[cpu].Bytes
 		}
 	}
-	if after, xerr := xmitErrors(o.Namespace, o.Device); xerr == nil {
+	if after, xerr := XmitErrors(o.Namespace, o.Device); xerr == nil {
 		res.NotTaken = after - before
 	}
 	if err = errors.Join(err, lerr); err != nil {

@@ -100,10 +100,8 @@ type PutURR struct {
 func (o PutURR) phase() int     { return phaseObjects }
 func (o PutURR) String() string { return fmt.Sprintf("install urr %d of session %#x", o.ID, o.Session) }
 func (o PutURR) apply(d *Datapath) error {
-	if err := d.usage.check(o.ID); err != nil {
-		return err
-	}
-	// The quota before the flags that have it read.
+	// The quota before the flags that have it read; put checks the
+	// slot, which bounds the usage records too.
 	if err := d.slots.urrs.put(o.ID, o.URR.encode()); err != nil {
 		return err
 	}

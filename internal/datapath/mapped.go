@@ -9,23 +9,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// mapArray maps an array map made with BPF_F_MMAPABLE into this process.
-// The kernel keeps such a map's values at a stride of their size rounded
-// up to 8 bytes.
-func mapArray(m *ebpf.Map, name string) (mem []byte, stride int, err error) {
-	stride = (int(m.ValueSize()) + 7) &^ 7
-	page := unix.Getpagesize()
-	size := (stride*int(m.MaxEntries()) + page - 1) / page * page
-	mem, err = unix.Mmap(m.FD(), 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
-	if err != nil {
-		return nil, 0, fmt.Errorf("map %s: %w", name, err)
-	}
-	return mem, stride, nil
-}
-
-// slotTable is a table of slots (FARs, QERs, URRs, SDFs, PDR lists),
-// mapped: a slot is written and read by a copy, with no system call. That
-// is what makes an establishment cheap: a session writes a few slots.
+// slotTable is an array map made with BPF_F_MMAPABLE (the FARs, QERs,
+// URRs, SDFs and PDR lists; the URR usage records), mapped: a slot is
+// written and read by a copy, with no system call. That is what makes an
+// establishment cheap: a session writes a few slots.
 //
 // Writes need no fence before a lookup entry points at the slot: the
 // entry is published by a system call, in the kernel with release
@@ -42,9 +29,14 @@ func mapSlots[T any](m *ebpf.Map, name string) (*slotTable[T], error) {
 	if size := unsafe.Sizeof(*new(T)); uintptr(m.ValueSize()) != size {
 		return nil, fmt.Errorf("map %s: values of %d bytes, want %d", name, m.ValueSize(), size)
 	}
-	mem, stride, err := mapArray(m, name)
+	// The kernel keeps the values of a BPF_F_MMAPABLE array at a stride
+	// of their size rounded up to 8 bytes, from the mapping's start.
+	stride := (int(m.ValueSize()) + 7) &^ 7
+	page := unix.Getpagesize()
+	size := (stride*int(m.MaxEntries()) + page - 1) / page * page
+	mem, err := unix.Mmap(m.FD(), 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("map %s: %w", name, err)
 	}
 	return &slotTable[T]{name: name, mem: mem, stride: stride, n: m.MaxEntries()}, nil
 }

@@ -3,21 +3,19 @@ package datapath
 import (
 	"fmt"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/cilium/ebpf"
-	"golang.org/x/sys/unix"
 )
 
 // The URRs' usage records (urr_usage) are mapped into this process: the
 // counters are read, and the flags written, without a system call. CPU c's
-// record of URR slot i is records[c*slots+i]; a CPU's program is the only
-// writer of its counters, user space of the flags.
+// record of URR slot i is entry c*slots+i; a CPU's program is the only
+// writer of its counters, user space of the flags. A URR slot's bounds are
+// those of the URR table (slotTables.urrs), which has slots entries.
 type usageRecords struct {
-	mem     []byte
-	records []bpfUpfUsage
-	slots   uint32 // URR slots: the stride from one CPU to the next
-	cpus    uint32
+	table *slotTable[bpfUpfUsage]
+	slots uint32 // URR slots: the stride from one CPU to the next
+	cpus  uint32
 }
 
 // usageEntries is how many records the table holds for slots URR slots.
@@ -34,37 +32,23 @@ func usageEntries(slots uint32) (uint32, int, error) {
 }
 
 func mapUsage(m *ebpf.Map, slots uint32, cpus int) (*usageRecords, error) {
-	mem, stride, err := mapArray(m, "urr_usage")
+	t, err := mapSlots[bpfUpfUsage](m, "urr_usage")
 	if err != nil {
 		return nil, err
 	}
-	if stride != int(unsafe.Sizeof(bpfUpfUsage{})) {
-		unix.Munmap(mem)
-		return nil, fmt.Errorf("map urr_usage: records %d bytes apart, want %d", stride, unsafe.Sizeof(bpfUpfUsage{}))
-	}
-	recs := unsafe.Slice((*bpfUpfUsage)(unsafe.Pointer(&mem[0])), m.MaxEntries())
-	return &usageRecords{mem: mem, records: recs, slots: slots, cpus: uint32(cpus)}, nil
+	return &usageRecords{table: t, slots: slots, cpus: uint32(cpus)}, nil
 }
 
 func (u *usageRecords) close() error {
-	if u == nil || u.mem == nil {
+	if u == nil {
 		return nil
 	}
-	err := unix.Munmap(u.mem)
-	u.mem, u.records = nil, nil
-	return err
+	return u.table.close()
 }
 
 // record is CPU cpu's record of URR slot id.
 func (u *usageRecords) record(cpu, id uint32) *bpfUpfUsage {
-	return &u.records[cpu*u.slots+id]
-}
-
-func (u *usageRecords) check(id uint32) error {
-	if id == 0 || id >= u.slots {
-		return fmt.Errorf("urr slot %d is outside 1..%d: %w", id, u.slots-1, ErrFull)
-	}
-	return nil
+	return u.table.at(cpu*u.slots + id)
 }
 
 // setFlags writes a URR's flags into every CPU's record.
@@ -95,7 +79,7 @@ func (u Usage) Total() Traffic {
 // Usage reads a URR slot's counters, summed over CPUs. It makes no system
 // call.
 func (d *Datapath) Usage(urrID uint32) (Usage, error) {
-	if err := d.usage.check(urrID); err != nil {
+	if err := d.slots.urrs.check(urrID, 1); err != nil {
 		return Usage{}, fmt.Errorf("read usage: %w", err)
 	}
 	var u Usage
@@ -107,13 +91,4 @@ func (d *Datapath) Usage(urrID uint32) (Usage, error) {
 		u.Downlink.Bytes += atomic.LoadUint64(&r.DlBytes)
 	}
 	return u, nil
-}
-
-// ResetUsage zeroes a URR slot's counters, before the slot is reused.
-func (d *Datapath) ResetUsage(urrID uint32) error {
-	if err := d.usage.check(urrID); err != nil {
-		return fmt.Errorf("reset usage: %w", err)
-	}
-	d.usage.reset(urrID)
-	return nil
 }

@@ -76,13 +76,23 @@ func (r *listRuns) get(n int) (uint32, bool) {
 	return off + 1, true
 }
 
+// runAt is the run that starts at slot id: its offset, and 1 + its order
+// (0: no run starts there).
+func (r *listRuns) runAt(id uint32) (uint32, uint8) {
+	off := id - 1
+	if id == 0 || off >= r.total {
+		return off, 0
+	}
+	return off, r.order[off]
+}
+
 // put gives back the run that starts at slot id.
 func (r *listRuns) put(id uint32) {
-	off := id - 1
-	if id == 0 || off >= r.total || r.order[off] == 0 {
+	off, o := r.runAt(id)
+	if o == 0 {
 		return
 	}
-	k := int(r.order[off]) - 1
+	k := int(o) - 1
 	r.order[off] = 0
 	r.held--
 	for ; k < maxOrder; k++ {
@@ -98,11 +108,10 @@ func (r *listRuns) put(id uint32) {
 
 // size is how many slots the run at slot id holds; 0 if none starts there.
 func (r *listRuns) size(id uint32) int {
-	off := id - 1
-	if id == 0 || off >= r.total || r.order[off] == 0 {
-		return 0
+	if _, o := r.runAt(id); o != 0 {
+		return 1 << (o - 1)
 	}
-	return 1 << (r.order[off] - 1)
+	return 0
 }
 
 // inUse is how many lists are held.

@@ -108,6 +108,11 @@ type Measurement struct {
 	RxGbps      float64 `json:"rx_gbps"`
 	RxKpps      float64 `json:"rx_kpps"`
 	LossPct     float64 `json:"loss_pct"`
+	// Refused are the frames, of those lost, that a veth of the lab
+	// refused because its peer's ring was full: the generator's, and the
+	// UPF's toward the sink (xdp_xmit_errors). A starved host shows here
+	// (a sink or UPF that did not run in time), not a UPF that dropped.
+	Refused uint64 `json:"refused,omitempty"`
 	// Latency is one way, from the generator's stamp to the sink; nil
 	// when the sink kept no histogram.
 	Latency *Latency `json:"latency,omitempty"`

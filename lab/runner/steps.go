@@ -121,7 +121,7 @@ func (r *runner) throughput(ctx context.Context, m *measurer, st scenario.Step, 
 		if err != nil {
 			return out, fmt.Errorf("%s: %w", dir, err)
 		}
-		r.progress("  %s %s B: Tx %.1f kpps, Rx %.1f kpps, loss %.3f%%", dir, t.Size, meas.TxKpps, meas.RxKpps, meas.LossPct)
+		r.progress("  %s %s B: Tx %.1f kpps, Rx %.1f kpps, loss %.3f%%%s", dir, t.Size, meas.TxKpps, meas.RxKpps, meas.LossPct, refusedText(meas))
 		out = append(out, meas)
 	}
 	return out, nil
@@ -139,7 +139,7 @@ func (r *runner) ndr(ctx context.Context, m *measurer, st scenario.Step, session
 			l.pps = pps
 			meas, err := m.run(ctx, l)
 			t := report.Trial{Measurement: meas, Passed: meas.LossPct <= n.LossTolerance}
-			r.progress("  %s %s B at %s: Rx %.1f kpps, loss %.3f%% (%s)", dir, n.Size, rateText(pps), meas.RxKpps, meas.LossPct, passText(t.Passed))
+			r.progress("  %s %s B at %s: Rx %.1f kpps, loss %.3f%%%s (%s)", dir, n.Size, rateText(pps), meas.RxKpps, meas.LossPct, refusedText(meas), passText(t.Passed))
 			return t, err
 		}
 		var trials []report.Trial
@@ -177,6 +177,14 @@ func rateText(pps float64) string {
 		return "max"
 	}
 	return fmt.Sprintf("%.1f kpps", pps/1e3)
+}
+
+// refusedText says how much of the loss the lab's own devices refused.
+func refusedText(m report.Measurement) string {
+	if m.Refused == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d refused by the lab's veths)", m.Refused)
 }
 
 func passText(ok bool) string {

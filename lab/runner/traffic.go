@@ -65,6 +65,14 @@ func (l load) ends(lab topo.Lab) (genNS, genDev, sinkNS, sinkDev string) {
 	return lab.DN, topo.DevN6, lab.GNB, topo.DevN3
 }
 
+// egress is the UPF's device toward the sink: the sink listens on its peer.
+func (l load) egress() string {
+	if l.dir == scenario.Uplink {
+		return topo.DevN6
+	}
+	return topo.DevN3
+}
+
 func (l load) spec() tgen.Spec {
 	s := tgen.Spec{Sessions: l.sessions, Flows: l.flows, GNB: topo.GNBN3, UPF: topo.UPFN3, DN: topo.DNHost}
 	if l.dir == scenario.Uplink {
@@ -204,11 +212,15 @@ type flight struct {
 	dev  string
 	res  tgen.Result
 	err  error
+	// upfNS is the UPF's namespace, and refusedBefore its egress device's
+	// refusals before the load (tgen.XmitErrors).
+	upfNS         string
+	refusedBefore uint64
 }
 
 func (m *measurer) prepare(l load) (*flight, error) {
 	spec := l.spec()
-	f := &flight{l: l}
+	f := &flight{l: l, upfNS: m.lab.UPF}
 	var sinkNS, sinkDev string
 	f.ns, f.dev, sinkNS, sinkDev = l.ends(m.lab)
 	var err error
@@ -230,7 +242,19 @@ func (f *flight) send(ctx context.Context, cpus []int) {
 	if f.l.pps > 0 {
 		perWorker = max(uint64(f.l.pps/float64(len(cpus))), 1)
 	}
+	f.refusedBefore, _ = tgen.XmitErrors(f.upfNS, f.l.egress())
 	f.res, f.err = f.gen.Run(ctx, tgen.RunOptions{Namespace: f.ns, Device: f.dev, CPUs: cpus, Rate: perWorker})
+}
+
+// refused is what the lab's devices refused during the load: the
+// generator's, and the UPF's toward the sink (a UPF that does not send
+// through XDP redirect refuses none there).
+func (f *flight) refused() uint64 {
+	n := f.res.NotTaken
+	if after, err := tgen.XmitErrors(f.upfNS, f.l.egress()); err == nil && after >= f.refusedBefore {
+		n += after - f.refusedBefore
+	}
+	return n
 }
 
 func (f *flight) result() (report.Measurement, error) {
@@ -249,6 +273,7 @@ func (f *flight) result() (report.Measurement, error) {
 	tx := f.res.Total()
 	meas := report.NewMeasurement(string(f.l.dir), f.l.sizeText, f.l.pps/1e3, f.res.Took,
 		tx, f.res.Bytes+tx*uint64(txOver), st.Unique, st.Bytes+st.Packets*uint64(rxOver))
+	meas.Refused = f.refused()
 	if st.Latency.Count > 0 {
 		meas.Latency = &report.Latency{P50: us(st.Latency.P50), P99: us(st.Latency.P99), Max: us(st.Latency.Max)}
 	}

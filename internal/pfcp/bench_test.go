@@ -15,6 +15,7 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -79,7 +80,7 @@ func BenchmarkN4(b *testing.B) {
 				t        *template
 				est, del *[]float64
 			}{{c.typical, &f.estRate, &f.delRate}, {c.uplinkUE, &f.estRateUE, &f.delRateUE}} {
-				before := memStats()
+				before, cpuBefore := memStats(), processCPU()
 				seids, took, err := c.establishAll(k.t, benchRoundSize)
 				if err != nil {
 					b.Fatalf("establishment round %d: %v", round+1, err)
@@ -89,6 +90,7 @@ func BenchmarkN4(b *testing.B) {
 					after := memStats()
 					f.estAllocs = append(f.estAllocs, float64(after.Mallocs-before.Mallocs)/benchRoundSize)
 					f.estBytes = append(f.estBytes, float64(after.TotalAlloc-before.TotalAlloc)/benchRoundSize)
+					f.estCPU = append(f.estCPU, float64((processCPU()-cpuBefore).Microseconds())/benchRoundSize)
 				}
 				if took, err = c.deleteAll(seids); err != nil {
 					b.Fatalf("deletion round %d: %v", round+1, err)
@@ -175,6 +177,15 @@ func memStats() *runtime.MemStats {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return &m
+}
+
+// processCPU is the user and system time the process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func heapAfterGC() uint64 {
@@ -605,6 +616,10 @@ type n4Figures struct {
 	// allocations and bytes allocated per establishment (the client's
 	// share is a few per round)
 	estAllocs, estBytes []float64
+	// CPU time of the whole process (server, client, GC, their system
+	// calls) per establishment, in µs: unlike the rate, what the host's
+	// other tenants take does not count.
+	estCPU []float64
 	// the same with the UE address in the uplink PDI too
 	estRateUE, delRateUE []float64
 	modFew, modFull      latencies // with benchModSessions sessions, and with all
@@ -623,6 +638,7 @@ func (f *n4Figures) report(b *testing.B) {
 		b.ReportMetric(median(f.estRate), "est/s")
 		b.ReportMetric(median(f.delRate), "del/s")
 		b.ReportMetric(median(f.estAllocs), "allocs/est")
+		b.ReportMetric(median(f.estCPU), "cpu-µs/est")
 	}
 	if len(f.modFew) > 0 {
 		b.ReportMetric(f.modFew.p50(), "mod-p50-µs")
@@ -645,6 +661,7 @@ func (f *n4Figures) print(w io.Writer) {
 		row("deletions/s, the same way", "%.0f", median(f.delRate), "")
 		row("allocations per establishment", "%.0f", median(f.estAllocs), "")
 		row("bytes allocated per establishment", "%.0f", median(f.estBytes), "")
+		row("CPU µs per establishment, the whole process (server, client, GC)", "%.1f", median(f.estCPU), "")
 		row("establishments/s, the UE address in the uplink PDI too (Open5GS)", "%.0f", median(f.estRateUE), "")
 		row("deletions/s of those", "%.0f", median(f.delRateUE), "")
 	}

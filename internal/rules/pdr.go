@@ -10,34 +10,55 @@ import (
 
 // addPDR adds p's datapath PDRs under each lookup key it matches: its local
 // F-TEID (one per address) or, without one, its UE address(es).
-func (c *Compiler) addPDR(img, prev *image, p session.PDR, ranked *table[any, []rankedPDR]) error {
+func (c *Compiler) addPDR(img, prev *image, again *replay, p session.PDR, lk *lookups) error {
 	base, err := c.pdrBase(img, p)
 	if err != nil {
 		return err
 	}
-	filters, err := pdrFilters(p)
+	c.filters, err = pdrFilters(c.filters[:0], p)
 	if err != nil {
 		return err
 	}
-	var entries []datapath.PDR
-	for _, f := range filters {
+	entries := c.entries[:0]
+	for _, f := range c.filters {
 		e := base
 		e.Filter = f
 		if f.NeedsSlot() {
-			if e.SDFID, err = c.sdfSlot(img, prev, f); err != nil {
+			if e.SDFID, err = c.sdfSlot(img, prev, again, uint32(p.ID), f); err != nil {
 				return err
 			}
 		}
 		entries = append(entries, e)
 	}
-	for _, key := range c.keys(p) {
-		list := ranked.at(key)
-		for _, e := range entries {
-			list = append(list, rankedPDR{p.Precedence, e})
+	c.entries = entries
+	if f := p.PDI.FTEID; f != nil {
+		for _, a := range [...]netip.Addr{f.V4, f.V6} {
+			for ep, local := range c.ifaces.Endpoints {
+				if a.IsValid() && a == local {
+					rank(&lk.uplink, datapath.UplinkKey{TEID: f.TEID, Endpoint: uint32(ep)}, p.Precedence, entries)
+				}
+			}
 		}
-		ranked.set(key, list)
+		return nil
+	}
+	if u := p.PDI.UEIP; u != nil {
+		if u.V4.IsValid() {
+			rank(&lk.downlink, netip.PrefixFrom(u.V4, 32), p.Precedence, entries)
+		}
+		if u.V6.IsValid() {
+			rank(&lk.downlink, u.V6.Masked(), p.Precedence, entries)
+		}
 	}
 	return nil
+}
+
+// rank adds entries, of a PDR with precedence, under key.
+func rank[K comparable](t *table[K, []rankedPDR], key K, precedence uint32, entries []datapath.PDR) {
+	list := t.at(key)
+	for _, e := range entries {
+		list = append(list, rankedPDR{precedence, e})
+	}
+	t.set(key, list)
 }
 
 // pdrBase is the datapath PDR without its filter.
@@ -63,83 +84,65 @@ func (c *Compiler) pdrBase(img *image, p session.PDR) (datapath.PDR, error) {
 	return e, nil
 }
 
-// keys are where the PDR is looked up.
-func (c *Compiler) keys(p session.PDR) []any {
-	var keys []any
-	if f := p.PDI.FTEID; f != nil {
-		for _, a := range []netip.Addr{f.V4, f.V6} {
-			for ep, local := range c.ifaces.Endpoints {
-				if a.IsValid() && a == local {
-					keys = append(keys, datapath.UplinkKey{TEID: f.TEID, Endpoint: uint32(ep)})
-				}
-			}
-		}
-		return keys
-	}
-	if u := p.PDI.UEIP; u != nil {
-		if u.V4.IsValid() {
-			keys = append(keys, netip.PrefixFrom(u.V4, 32))
-		}
-		if u.V6.IsValid() {
-			keys = append(keys, u.V6.Masked())
-		}
-	}
-	return keys
-}
-
 // pdrFilters turns the PDI's SDF filters (and, for an uplink PDR, its UE
 // address as the source) into datapath filters: one per filter, port
-// range and UE address family. Flow descriptions are written for downlink
-// (from the remote to the UE); for uplink they are mirrored.
-func pdrFilters(p session.PDR) ([]datapath.SDF, error) {
+// range and UE address family, appended to out. Flow descriptions are
+// written for downlink (from the remote to the UE); for uplink they are
+// mirrored.
+func pdrFilters(out []datapath.SDF, p session.PDR) ([]datapath.SDF, error) {
 	uplink := p.PDI.Source == session.Access
-	var ue []netip.Prefix
+	var ue [2]netip.Prefix // the UE's addresses as the source, uplink
 	if u := p.PDI.UEIP; u != nil && uplink && !u.Dest {
 		if u.V4.IsValid() {
-			ue = append(ue, netip.PrefixFrom(u.V4, 32))
+			ue[0] = netip.PrefixFrom(u.V4, 32)
 		}
 		if u.V6.IsValid() {
-			ue = append(ue, u.V6.Masked())
+			ue[1] = u.V6.Masked()
 		}
 	}
 	sdfs := p.PDI.SDFs
 	if len(sdfs) == 0 {
-		sdfs = []session.SDF{{}}
+		sdfs = anySDF
 	}
-	var out []datapath.SDF
+	n := len(out)
 	for _, sdf := range sdfs {
-		for _, f := range flowFilters(sdf, uplink) {
-			if len(ue) == 0 {
-				out = append(out, f)
-				continue
-			}
-			for _, u := range ue {
-				g := f
-				if g.Src.IsValid() && g.Src != u {
-					continue // a flow for another address than the UE's
-				}
-				if g.Dst.IsValid() && g.Dst.Addr().Is4() != u.Addr().Is4() {
-					continue
-				}
-				g.Src = u
-				out = append(out, g)
-			}
+		flows := len(out)
+		out = appendFlowFilters(out, sdf, uplink)
+		if ue[0].IsValid() || ue[1].IsValid() {
+			out = fromUE(out, flows, ue)
 		}
 	}
-	if len(out) == 0 {
+	if len(out) == n {
 		return nil, &session.Error{Cause: session.CauseRuleFailure, IE: session.IESDFFilter,
 			Msg: fmt.Sprintf("PDR %d: its SDF filters can never match its UE address", p.ID)}
 	}
 	return out, nil
 }
 
-// flowFilters is one SDF filter as datapath filters, one per pair of port
-// ranges, with the packet's source and destination as the direction sees them.
-func flowFilters(sdf session.SDF, uplink bool) []datapath.SDF {
+// fromUE replaces the filters out[from:] by each of them from each UE
+// address it can match: none for a flow of another address or family.
+func fromUE(out []datapath.SDF, from int, ue [2]netip.Prefix) []datapath.SDF {
+	end := len(out)
+	for _, f := range out[from:end] {
+		for _, u := range ue {
+			if !u.IsValid() || f.Src.IsValid() && f.Src != u || f.Dst.IsValid() && f.Dst.Addr().Is4() != u.Addr().Is4() {
+				continue
+			}
+			f.Src = u
+			out = append(out, f)
+		}
+	}
+	return append(out[:from], out[end:]...)
+}
+
+// appendFlowFilters appends one SDF filter as datapath filters, one per
+// pair of port ranges, with the packet's source and destination as the
+// direction sees them.
+func appendFlowFilters(out []datapath.SDF, sdf session.SDF, uplink bool) []datapath.SDF {
 	base := datapath.SDF{TOS: sdf.TOS, TOSMask: sdf.TOSMask, FlowLabel: sdf.FlowLabel, MatchFlow: sdf.HasLabel}
 	fl := sdf.Flow
 	if fl == nil {
-		return []datapath.SDF{base}
+		return append(out, base)
 	}
 	base.Proto = fl.Proto
 	remote, remotePorts := fl.Src, fl.SrcPorts
@@ -147,14 +150,14 @@ func flowFilters(sdf session.SDF, uplink bool) []datapath.SDF {
 	if fl.DstAssigned {
 		local = netip.Prefix{} // the UE's address, added by the caller for uplink
 	}
-	var out []datapath.SDF
 	for _, rp := range portsOrAny(remotePorts) {
 		for _, lp := range portsOrAny(localPorts) {
 			f := base
+			r, l := datapath.PortRange(rp), datapath.PortRange(lp)
 			if uplink {
-				f.Src, f.Dst, f.SrcPorts, f.DstPorts = local, remote, lp, rp
+				f.Src, f.Dst, f.SrcPorts, f.DstPorts = local, remote, l, r
 			} else {
-				f.Src, f.Dst, f.SrcPorts, f.DstPorts = remote, local, rp, lp
+				f.Src, f.Dst, f.SrcPorts, f.DstPorts = remote, local, r, l
 			}
 			out = append(out, f)
 		}
@@ -162,29 +165,30 @@ func flowFilters(sdf session.SDF, uplink bool) []datapath.SDF {
 	return out
 }
 
-func portsOrAny(p []session.PortRange) []datapath.PortRange {
+// anySDF is a PDI without SDF filters: it matches every packet.
+var anySDF = []session.SDF{{}}
+
+// anyPort is a flow without port ranges: the zero range is any port.
+var anyPort = []session.PortRange{{}}
+
+func portsOrAny(p []session.PortRange) []session.PortRange {
 	if len(p) == 0 {
-		return []datapath.PortRange{{}}
+		return anyPort
 	}
-	out := make([]datapath.PortRange, len(p))
-	for i, r := range p {
-		out[i] = datapath.PortRange{Lo: r.Lo, Hi: r.Hi}
-	}
-	return out
+	return p
 }
 
-func (c *Compiler) sdfSlot(img, prev *image, f datapath.SDF) (uint32, error) {
+// sdfSlot is the slot of filter f of PDR pdr: the one the image gave the
+// same filter already, else as slotFor.
+func (c *Compiler) sdfSlot(img, prev *image, again *replay, pdr uint32, f datapath.SDF) (uint32, error) {
 	if slot, ok := img.SDFs.get(f); ok {
 		return uint32(slot), nil
 	}
-	slot, ok := prev.SDFs.get(f)
-	if !ok {
-		id, ok := c.sdfSlots.get()
-		if !ok {
-			return 0, &session.Error{Cause: session.CauseNoResources, IE: session.IESDFFilter, Msg: "the datapath's SDF table is full"}
-		}
-		slot = sdfSlot(id)
+	old, had := prev.SDFs.get(f)
+	id, err := slotFor(again, uint32(old), had, c.sdfSlots, "PDR", pdr, session.IESDFFilter)
+	if err != nil {
+		return 0, err
 	}
-	img.SDFs.set(f, slot)
-	return uint32(slot), nil
+	img.SDFs.set(f, sdfSlot(id))
+	return id, nil
 }

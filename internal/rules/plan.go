@@ -18,8 +18,20 @@ type Compiler struct {
 	urrSlots  *slots
 	sdfSlots  *slots
 	listRuns  *listRuns
-	installed map[uint64]*kept // by SEID
-	lists     map[any]uint32   // lookup key -> its list slot, when it has one
+	installed map[uint64]kept // by SEID
+	lists     map[any]uint32  // lookup key -> its list slot, when it has one
+	// spent are the URRs whose time quota ran out, with the grant it ran
+	// out on: the datapath lets nothing through them until a new grant.
+	spent map[urrKey]uint32
+
+	// Scratch for compile: a PDR's filters and its datapath PDRs.
+	filters []datapath.SDF
+	entries []datapath.PDR
+}
+
+type urrKey struct {
+	seid uint64
+	urr  uint32
 }
 
 // NewCompiler sizes the slot tables as the datapath made them.
@@ -31,8 +43,9 @@ func NewCompiler(ifaces Interfaces, sizes datapath.Sizes) *Compiler {
 		urrSlots:  newSlots(datapath.SlotURR, sizes.URRs),
 		sdfSlots:  newSlots(datapath.SlotSDF, sizes.SDFs),
 		listRuns:  newListRuns(sizes.ListSlots),
-		installed: map[uint64]*kept{},
+		installed: map[uint64]kept{},
 		lists:     map[any]uint32{},
+		spent:     map[urrKey]uint32{},
 	}
 }
 
@@ -58,14 +71,17 @@ var empty = &image{}
 // installed. It takes slots; Commit keeps them, Abort gives them back.
 func (c *Compiler) Plan(seid uint64, next *session.Session) (*Plan, error) {
 	prev := empty
-	if k := c.installed[seid]; k != nil {
-		prev = c.full(k)
+	if k, ok := c.installed[seid]; ok {
+		var err error
+		if prev, err = c.full(k); err != nil {
+			return nil, &session.Error{Cause: session.CauseSystemFailure, Msg: err.Error()}
+		}
 	}
 	p := &Plan{SEID: seid, prev: prev, newSlots: make([]held, 0, 8)} // a typical session's slots
 	img := empty
 	if next != nil {
 		var err error
-		img, err = c.compile(next, prev)
+		img, err = c.compile(next, prev, nil)
 		p.next = img
 		p.trackNew(c, prev, img)
 		if err != nil {
@@ -139,6 +155,10 @@ func (c *Compiler) diff(p *Plan, prev, next *image) error {
 	if next == empty {
 		sess = prev.Session
 	}
+	// Room for every op there can be, so that the list grows once.
+	p.Ops = make([]datapath.Op, 0, len(next.FARs)+len(next.QERs)+len(next.URRs)+len(next.Uplink)+len(next.Downlink)+
+		len(prev.FARs)+len(prev.QERs)+len(prev.URRs)+len(prev.SDFs)+2*(len(prev.Uplink)+len(prev.Downlink)))
+	p.Undo = make([]datapath.Op, 0, len(next.Uplink)+len(next.Downlink)+len(prev.Uplink)+len(prev.Downlink))
 	for _, f := range next.FARs {
 		if old, ok := prev.FARs.get(f.Key); !ok || old != f.Val {
 			p.Ops = append(p.Ops, datapath.PutFAR{ID: f.Val.Slot, FAR: f.Val.FAR, Session: sess})
@@ -245,12 +265,21 @@ func (c *Compiler) Commit(p *Plan) {
 	for _, e := range p.prev.Downlink {
 		delete(c.lists, e.Key)
 	}
+	for _, u := range p.prev.URRs {
+		if u.Val.Spent {
+			delete(c.spent, urrKey{p.SEID, u.Key})
+		}
+	}
 	if p.next == nil || p.next == empty {
 		delete(c.installed, p.SEID)
 		return
 	}
-	k := p.next.kept // a copy: the lookups go with the image
-	c.installed[p.SEID] = &k
+	c.installed[p.SEID] = p.next.kept()
+	for _, u := range p.next.URRs {
+		if u.Val.Spent {
+			c.spent[urrKey{p.SEID, u.Key}] = u.Val.Grant
+		}
+	}
 	for _, e := range p.lists {
 		c.lists[e.Key] = e.Val
 	}
@@ -271,25 +300,46 @@ func (c *Compiler) Abort(p *Plan) {
 // (§5.2.2.2.1), until the SMF grants another. It returns the op to apply;
 // the compiler keeps it so later changes keep it.
 func (c *Compiler) SpendTimeQuota(seid uint64, urrID uint32) (datapath.Op, bool) {
-	k := c.installed[seid]
-	if k == nil {
+	slot, u, ok := c.urr(seid, urrID)
+	if !ok {
 		return nil, false
 	}
-	u, ok := k.URRs.get(urrID)
-	if !ok || u.Spent {
+	if _, spent := c.spent[urrKey{seid, urrID}]; spent {
 		return nil, false
 	}
-	u.Spent, u.URR.HasQuota, u.URR.Quota = true, true, 0
-	k.URRs.set(urrID, u)
-	return datapath.PutURR{ID: u.Slot, URR: u.URR, Session: k.Session}, true
+	c.spent[urrKey{seid, urrID}] = u.Grant
+	return datapath.PutURR{ID: slot, URR: urrValue(u, true), Session: uint32(seid)}, true
+}
+
+// urr is an installed session's URR and its slot.
+func (c *Compiler) urr(seid uint64, id uint32) (uint32, session.URR, bool) {
+	k, ok := c.installed[seid]
+	if !ok {
+		return 0, session.URR{}, false
+	}
+	_, _, slots, _, ok := k.slotsOf()
+	if !ok {
+		return 0, session.URR{}, false
+	}
+	i := 0
+	for uid, u := range k.from.URRs.All() {
+		if uid == id {
+			return slots[i], u, true
+		}
+		i++
+	}
+	return 0, session.URR{}, false
 }
 
 // URRSlots is where each URR of an installed session counts.
 func (c *Compiler) URRSlots(seid uint64) map[uint32]uint32 {
 	out := map[uint32]uint32{}
-	if k := c.installed[seid]; k != nil {
-		for _, u := range k.URRs {
-			out[u.Key] = u.Val.Slot
+	if k, ok := c.installed[seid]; ok {
+		_, _, slots, _, _ := k.slotsOf()
+		i := 0
+		for id := range k.from.URRs.IDs() {
+			out[id] = slots[i]
+			i++
 		}
 	}
 	return out

@@ -30,5 +30,10 @@ func (s *slots) put(id uint32) {
 	}
 }
 
+// name is the table's, for errors.
+func (s *slots) name() string {
+	return [...]string{datapath.SlotFAR: "FAR", datapath.SlotQER: "QER", datapath.SlotURR: "URR", datapath.SlotSDF: "SDF"}[s.kind]
+}
+
 // inUse is how many slots are held.
 func (s *slots) inUse() int { return int(s.next-1) - len(s.free) }

@@ -15,10 +15,23 @@ import (
 // and the list slots of lookups with more than one PDR, so that the next
 // process knows which slot holds what without touching a map.
 
+// savedFormat is the format of what Save writes, so that a process of
+// another version refuses it rather than misreads it.
+const savedFormat = 2
+
+type savedHeader struct {
+	Format   int
+	Sessions int
+}
+
 type savedSession struct {
 	SEID  uint64
-	Slots *kept
+	Slots []uint32 // as kept
+	// Spent are the URRs whose time quota ran out, with their grant.
+	Spent []savedSpent `json:",omitempty"`
 }
+
+type savedSpent struct{ URR, Grant uint32 }
 
 // savedLists are the list slots by lookup key, with their runs' sizes.
 type savedLists struct {
@@ -26,13 +39,19 @@ type savedLists struct {
 	Downlink table[netip.Prefix, listRun]
 }
 
-// Save writes a count, the sessions' slots, then the list slots.
+// Save writes a header, the sessions' slots, then the list slots.
 func (c *Compiler) Save(enc *json.Encoder) error {
-	if err := enc.Encode(len(c.installed)); err != nil {
+	if err := enc.Encode(savedHeader{savedFormat, len(c.installed)}); err != nil {
 		return err
 	}
 	for seid, k := range c.installed {
-		if err := enc.Encode(savedSession{seid, k}); err != nil {
+		v := savedSession{SEID: seid, Slots: k.Slots}
+		for id := range k.from.URRs.IDs() {
+			if grant, spent := c.spent[urrKey{seid, id}]; spent {
+				v.Spent = append(v.Spent, savedSpent{id, grant})
+			}
+		}
+		if err := enc.Encode(v); err != nil {
 			return fmt.Errorf("save the slots of session %#x: %w", seid, err)
 		}
 	}
@@ -56,28 +75,32 @@ func (c *Compiler) Restore(dec *json.Decoder, sessions func(seid uint64) (*sessi
 	if len(c.installed) > 0 {
 		return fmt.Errorf("restore into a compiler with %d sessions installed", len(c.installed))
 	}
-	var n int
-	if err := dec.Decode(&n); err != nil {
-		return err
+	var h savedHeader
+	if err := dec.Decode(&h); err != nil || h.Format != savedFormat {
+		return fmt.Errorf("restore: the compiler's state is not in format %d (written by another version of upfd?)", savedFormat)
 	}
 	used := map[*slots][]uint32{}
-	for range n {
+	for range h.Sessions {
 		var s savedSession
 		if err := dec.Decode(&s); err != nil {
 			return fmt.Errorf("restore the slots of a session: %w", err)
 		}
-		k := s.Slots
-		if k == nil {
-			return fmt.Errorf("restore: session %#x has no slots", s.SEID)
-		}
+		k := kept{Slots: s.Slots}
 		if k.from, _ = sessions(s.SEID); k.from == nil {
 			return fmt.Errorf("restore: session %#x has slots but is not in the store", s.SEID)
 		}
+		fars, qers, urrs, sdfs, ok := k.slotsOf()
+		if !ok {
+			return fmt.Errorf("restore: session %#x has %d slots, fewer than its rules", s.SEID, len(s.Slots))
+		}
 		c.installed[s.SEID] = k
-		used[c.farSlots] = append(used[c.farSlots], slotIDs(nil, k.FARs)...)
-		used[c.qerSlots] = append(used[c.qerSlots], slotIDs(nil, k.QERs)...)
-		used[c.urrSlots] = append(used[c.urrSlots], slotIDs(nil, k.URRs)...)
-		used[c.sdfSlots] = append(used[c.sdfSlots], slotIDs(nil, k.SDFs)...)
+		for _, x := range s.Spent {
+			c.spent[urrKey{s.SEID, x.URR}] = x.Grant
+		}
+		used[c.farSlots] = append(used[c.farSlots], fars...)
+		used[c.qerSlots] = append(used[c.qerSlots], qers...)
+		used[c.urrSlots] = append(used[c.urrSlots], urrs...)
+		used[c.sdfSlots] = append(used[c.sdfSlots], sdfs...)
 	}
 	var lists savedLists
 	if err := dec.Decode(&lists); err != nil {

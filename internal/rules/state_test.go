@@ -1,9 +1,13 @@
 package rules
 
 import (
-	"github.com/sluice-upf/sluice/internal/datapath"
+	"bytes"
+	"encoding/json"
 	"slices"
 	"testing"
+
+	"github.com/sluice-upf/sluice/internal/datapath"
+	"github.com/sluice-upf/sluice/internal/session"
 )
 
 // A pool restored from the slots in use hands out the gaps first, lowest
@@ -41,5 +45,50 @@ func TestSlotsTake(t *testing.T) {
 				t.Errorf("in use %d, want %d", s.inUse(), c.n-1)
 			}
 		})
+	}
+}
+
+// A URR whose time quota ran out lets nothing through until a new grant:
+// across a change of another rule, and across a restart; a new grant,
+// even of the same size, lifts it.
+func TestSpentTimeQuotaLastsUntilANewGrant(t *testing.T) {
+	c := newCompiler()
+	s := pduSession()
+	plan(t, c, s)
+	op, ok := c.SpendTimeQuota(7, 1)
+	if !ok || op.String() != "install urr 1 of session 0x7" || !op.(datapath.PutURR).URR.HasQuota || op.(datapath.PutURR).URR.Quota != 0 {
+		t.Fatalf("spend: %v %+v, want URR slot 1 rewritten with a quota of 0", ok, op)
+	}
+	if _, again := c.SpendTimeQuota(7, 1); again {
+		t.Errorf("spent twice")
+	}
+
+	gate := s.Clone()
+	gate.QERs.Put(session.QER{ID: 1, QFI: 9, GateDL: session.GateClosed})
+	check(t, "a gate closed, the quota still spent", ops(plan(t, c, gate)), "install qer 2 of session 0x7\ndownlink 10.45.0.2/32: pdr 2 far 2\nfree qer 1\n")
+
+	var saved bytes.Buffer
+	if err := c.Save(json.NewEncoder(&saved)); err != nil {
+		t.Fatal(err)
+	}
+	r := newCompiler()
+	if err := r.Restore(json.NewDecoder(&saved), func(seid uint64) (*session.Session, bool) { return gate, seid == 7 }); err != nil {
+		t.Fatal(err)
+	}
+	if _, again := r.SpendTimeQuota(7, 1); again {
+		t.Errorf("restored: the quota is not spent")
+	}
+	if slot, _ := r.URRSlots(7)[1]; slot != 1 {
+		t.Errorf("restored: URR 1 in slot %d, want 1", slot)
+	}
+
+	grant := gate.Clone()
+	u, _ := grant.URRs.Get(1)
+	u.Grant++
+	grant.URRs.Put(u)
+	p := plan(t, r, grant)
+	check(t, "a new grant", ops(p), "install urr 1 of session 0x7\n")
+	if put := p.Ops[0].(datapath.PutURR); put.URR.HasQuota {
+		t.Errorf("after a new grant the URR is %+v, want no quota", put.URR)
 	}
 }

@@ -32,8 +32,12 @@ const (
 // which operation failed; undoing what was done is the caller's, who knows
 // the previous state (rules.Diff(next, prev)).
 func (d *Datapath) Apply(ops []Op) error {
-	ordered := slices.Clone(ops)
-	slices.SortStableFunc(ordered, func(a, b Op) int { return cmp.Compare(a.phase(), b.phase()) })
+	byPhase := func(a, b Op) int { return cmp.Compare(a.phase(), b.phase()) }
+	ordered := ops // most plans come in order: sort a copy of the others
+	if !slices.IsSortedFunc(ops, byPhase) {
+		ordered = slices.Clone(ops)
+		slices.SortStableFunc(ordered, byPhase)
+	}
 	for i, op := range ordered {
 		if err := op.apply(d); err != nil {
 			return &ApplyError{Op: op, Done: i, Err: err}

@@ -25,8 +25,12 @@ const (
 	phaseObjects = iota // FAR, QER and URR slots
 	phaseLookups        // uplink and downlink entries
 	phaseUnlink         // lookup entries removed
-	phaseFree           // slots released
 )
+
+// A slot that nothing points at any more needs no op: it is left as it is,
+// and whoever takes it next writes it whole before pointing at it (a
+// URR's counters are reset then). Clearing it would cost a write for
+// nothing a packet can see.
 
 // Apply runs ops make-before-break. It stops at the first failure and says
 // which operation failed; undoing what was done is the caller's, who knows
@@ -239,32 +243,6 @@ func (o DelDownlink) apply(d *Datapath) error {
 	}
 	return ignoreMissing(m.Delete(key))
 }
-
-// Slot kinds for Free.
-type Slot uint8
-
-const (
-	SlotFAR Slot = iota
-	SlotQER
-	SlotURR
-	SlotSDF
-	SlotList
-)
-
-var slotNames = [...]string{"far", "qer", "urr", "sdf", "pdr list"}
-
-// Free says that nothing points at a slot any more. The slot is left as it
-// is: whoever takes it next writes it whole before pointing at it (a URR's
-// counters are reset then), so clearing it would cost a system call for
-// nothing a packet can see.
-type Free struct {
-	Slot Slot
-	ID   uint32
-}
-
-func (o Free) phase() int              { return phaseFree }
-func (o Free) String() string          { return fmt.Sprintf("free %s %d", slotNames[o.Slot], o.ID) }
-func (o Free) apply(d *Datapath) error { return nil }
 
 func ignoreMissing(err error) error {
 	if errors.Is(err, ebpf.ErrKeyNotExist) {

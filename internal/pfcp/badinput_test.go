@@ -293,8 +293,8 @@ func (r *recorder) Apply(ops []datapath.Op) error {
 			ran = ae.Done
 		}
 	}
-	// Apply runs object writes, then lookup entries, then removals, then
-	// frees (make-before-break); Done counts in that order.
+	// Apply runs object writes, then lookup entries, then removals
+	// (make-before-break); Done counts in that order.
 	ordered := slices.Clone(ops)
 	slices.SortStableFunc(ordered, func(a, b datapath.Op) int { return cmp.Compare(stage(a), stage(b)) })
 	for _, op := range ordered[:ran] {
@@ -319,8 +319,6 @@ func stage(op datapath.Op) int {
 		return 1
 	case datapath.DelUplink, datapath.DelDownlink:
 		return 2
-	case datapath.Free:
-		return 3
 	}
 	return 0
 }

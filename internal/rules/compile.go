@@ -110,7 +110,7 @@ func slotFor(again *replay, old uint32, same bool, pool *slots, kind string, id 
 	}
 	n, ok := pool.get()
 	if !ok {
-		return 0, &session.Error{Cause: session.CauseNoResources, IE: ie, Msg: fmt.Sprintf("%s %d: the datapath's %s table is full", kind, id, pool.name())}
+		return 0, &session.Error{Cause: session.CauseNoResources, IE: ie, Msg: fmt.Sprintf("%s %d: the datapath's %s table is full", kind, id, pool.name)}
 	}
 	return n, nil
 }

@@ -38,10 +38,10 @@ type urrKey struct {
 func NewCompiler(ifaces Interfaces, sizes datapath.Sizes) *Compiler {
 	return &Compiler{
 		ifaces:    ifaces,
-		farSlots:  newSlots(datapath.SlotFAR, sizes.FARs),
-		qerSlots:  newSlots(datapath.SlotQER, sizes.QERs),
-		urrSlots:  newSlots(datapath.SlotURR, sizes.URRs),
-		sdfSlots:  newSlots(datapath.SlotSDF, sizes.SDFs),
+		farSlots:  newSlots("FAR", sizes.FARs),
+		qerSlots:  newSlots("QER", sizes.QERs),
+		urrSlots:  newSlots("URR", sizes.URRs),
+		sdfSlots:  newSlots("SDF", sizes.SDFs),
 		listRuns:  newListRuns(sizes.ListSlots),
 		installed: map[uint64]kept{},
 		lists:     map[any]uint32{},
@@ -157,7 +157,7 @@ func (c *Compiler) diff(p *Plan, prev, next *image) error {
 	}
 	// Room for every op there can be, so that the list grows once.
 	p.Ops = make([]datapath.Op, 0, len(next.FARs)+len(next.QERs)+len(next.URRs)+len(next.Uplink)+len(next.Downlink)+
-		len(prev.FARs)+len(prev.QERs)+len(prev.URRs)+len(prev.SDFs)+2*(len(prev.Uplink)+len(prev.Downlink)))
+		len(prev.Uplink)+len(prev.Downlink))
 	p.Undo = make([]datapath.Op, 0, len(next.Uplink)+len(next.Downlink)+len(prev.Uplink)+len(prev.Downlink))
 	for _, f := range next.FARs {
 		if old, ok := prev.FARs.get(f.Key); !ok || old != f.Val {
@@ -184,14 +184,12 @@ func (c *Compiler) diff(p *Plan, prev, next *image) error {
 		func(k netip.Prefix) datapath.Op { return datapath.DelDownlink{UE: k} }); err != nil {
 		return err
 	}
-	n := len(p.freeSlots)
+	// Slots no longer used need no op (see datapath.Apply); Commit gives
+	// them back, once the datapath no longer points at them.
 	p.freeSlots = slotsOnlyIn(p.freeSlots, c.farSlots, prev.FARs, next.FARs)
 	p.freeSlots = slotsOnlyIn(p.freeSlots, c.qerSlots, prev.QERs, next.QERs)
 	p.freeSlots = slotsOnlyIn(p.freeSlots, c.urrSlots, prev.URRs, next.URRs)
 	p.freeSlots = slotsOnlyIn(p.freeSlots, c.sdfSlots, prev.SDFs, next.SDFs)
-	for _, h := range p.freeSlots[n:] {
-		p.Ops = append(p.Ops, datapath.Free{Slot: h.pool.kind, ID: h.id})
-	}
 	return nil
 }
 
@@ -234,7 +232,6 @@ func diffLookups[K comparable](c *Compiler, p *Plan, prev, next table[K, datapat
 	// A list slot the key held and no longer uses is freed after the switch.
 	for _, e := range prev {
 		if l, ok := c.lists[e.Key]; ok && p.lists.at(e.Key) != l {
-			p.Ops = append(p.Ops, datapath.Free{Slot: datapath.SlotList, ID: l})
 			p.freeLists = append(p.freeLists, l)
 		}
 	}

@@ -38,7 +38,8 @@ func pduSession() *session.Session {
 	return s
 }
 
-// ops renders a plan's operations in datapath order, one per line.
+// ops renders a plan's operations in datapath order, one per line, then
+// the slots it gives back.
 func ops(p *Plan) string {
 	var b strings.Builder
 	for _, phase := range []func(datapath.Op) bool{
@@ -54,7 +55,6 @@ func ops(p *Plan) string {
 			}
 			return false
 		},
-		func(o datapath.Op) bool { _, ok := o.(datapath.Free); return ok },
 	} {
 		var lines []string
 		for _, o := range p.Ops {
@@ -67,6 +67,18 @@ func ops(p *Plan) string {
 			b.WriteString(l + "\n")
 		}
 	}
+	// Then the slots given back once the datapath no longer points at them.
+	var frees []string
+	for _, h := range p.freeSlots {
+		frees = append(frees, fmt.Sprintf("free %s %d", strings.ToLower(h.pool.name), h.id))
+	}
+	for _, l := range p.freeLists {
+		frees = append(frees, fmt.Sprintf("free pdr list %d", l))
+	}
+	slices.Sort(frees)
+	for _, l := range frees {
+		b.WriteString(l + "\n")
+	}
 	return b.String()
 }
 
@@ -76,8 +88,6 @@ func describe(o datapath.Op) string {
 		return fmt.Sprintf("uplink %#x: %s", o.Key.TEID, pdrs(o.Rules))
 	case datapath.PutDownlink:
 		return fmt.Sprintf("downlink %s: %s", o.UE, pdrs(o.Rules))
-	case datapath.Free:
-		return o.String()
 	}
 	return o.String()
 }

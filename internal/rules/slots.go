@@ -1,15 +1,13 @@
 package rules
 
-import "github.com/sluice-upf/sluice/internal/datapath"
-
 // slots hands out the IDs 1..n-1 of one datapath table; 0 means none.
 type slots struct {
-	kind    datapath.Slot
+	name    string // the table's, as errors and plans name it: FAR, QER, URR, SDF
 	next, n uint32
 	free    []uint32
 }
 
-func newSlots(kind datapath.Slot, n uint32) *slots { return &slots{kind: kind, next: 1, n: n} }
+func newSlots(name string, n uint32) *slots { return &slots{name: name, next: 1, n: n} }
 
 func (s *slots) get() (uint32, bool) {
 	if k := len(s.free); k > 0 {
@@ -28,11 +26,6 @@ func (s *slots) put(id uint32) {
 	if id != 0 {
 		s.free = append(s.free, id)
 	}
-}
-
-// name is the table's, for errors.
-func (s *slots) name() string {
-	return [...]string{datapath.SlotFAR: "FAR", datapath.SlotQER: "QER", datapath.SlotURR: "URR", datapath.SlotSDF: "SDF"}[s.kind]
 }
 
 // inUse is how many slots are held.

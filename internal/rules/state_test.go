@@ -27,7 +27,7 @@ func TestSlotsTake(t *testing.T) {
 		{name: "beyond the table", n: 4, used: []uint32{4}, takeFail: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := newSlots(datapath.SlotFAR, c.n)
+			s := newSlots("FAR", c.n)
 			if err := s.take(slices.Clone(c.used)); (err != nil) != c.takeFail {
 				t.Fatalf("take: %v", err)
 			}

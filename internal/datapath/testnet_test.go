@@ -12,8 +12,8 @@ import (
 )
 
 var (
-	macN3, macGNB, macGNB2, macN6 = testenv.MACN3, testenv.MACGNB, testenv.MACGNB2, testenv.MACN6
-	macRouter, macN9, macPeer     = testenv.MACRouter, testenv.MACN9, testenv.MACPeer
+	macN3, macGNB, macN6      = testenv.MACN3, testenv.MACGNB, testenv.MACN6
+	macRouter, macN9, macPeer = testenv.MACRouter, testenv.MACN9, testenv.MACPeer
 )
 
 // Addresses of the testenv.UPF namespace and what lies around it.
@@ -23,7 +23,6 @@ var (
 	addrN9    = netip.MustParseAddr("198.18.9.2")
 	addrN6    = netip.MustParseAddr("198.18.6.2")
 	addrGNB   = netip.MustParseAddr("198.18.3.1")
-	addrGNB2  = netip.MustParseAddr("198.18.3.11")
 	addrGNBv6 = netip.MustParseAddr("2001:2:0:3::1")
 	addrPeer  = netip.MustParseAddr("198.18.9.1")
 	addrNoARP = netip.MustParseAddr("198.18.3.99") // on link, never resolved

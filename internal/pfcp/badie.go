@@ -81,19 +81,18 @@ func invalidLength(t uint16, format string, args ...any) *session.Error {
 // walk descends where go-pfcp does.
 func isGrouped(t uint16) bool { return (&ie.IE{Type: t}).IsGrouped() }
 
-// fieldsOf runs one of go-pfcp's decoders of an IE's fields. Those read
-// fields at offsets the IE's flags give, and go-pfcp v0.0.24 does not
-// always check them against the IE's length: it panics (SDF Filter, Outer
-// Header Creation), or, where the datagram goes on, reads the next IE's
-// octets as its own. With the value's capacity cut to its length there
-// are no such octets to read, and a panic is an error like any other.
-func fieldsOf[T any](i *ie.IE, decode func(*ie.IE) (T, error)) (v T, err error) {
+// fieldsOf runs one of go-pfcp's decoders of an IE's fields (the IE's
+// type checked by the caller). Those read fields at offsets the IE's flags
+// give, and go-pfcp v0.0.24 does not always check them against the IE's
+// length: it panics (SDF Filter, Outer Header Creation), or, where the
+// datagram goes on, reads the next IE's octets as its own. With the
+// value's capacity cut to its length there are no such octets to read,
+// and a panic is an error like any other.
+func fieldsOf[T any](i *ie.IE, parse func([]byte) (T, error)) (v T, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("fields run past the IE's %d octets (%v)", len(i.Payload), r)
 		}
 	}()
-	own := *i
-	own.Payload = i.Payload[:len(i.Payload):len(i.Payload)]
-	return decode(&own)
+	return parse(i.Payload[:len(i.Payload):len(i.Payload)])
 }

@@ -105,7 +105,7 @@ func decodePDI(i *ie.IE) (session.PDI, *session.Error) {
 }
 
 func decodeFTEID(i *ie.IE) (*session.FTEID, *session.Error) {
-	f, err := fieldsOf(i, (*ie.IE).FTEID)
+	f, err := fieldsOf(i, ie.ParseFTEIDFields)
 	if err != nil {
 		return nil, incorrect(ie.FTEID, "F-TEID: %v", err)
 	}
@@ -129,7 +129,7 @@ func decodeFTEID(i *ie.IE) (*session.FTEID, *session.Error) {
 }
 
 func decodeUEIP(i *ie.IE) (*session.UEIP, *session.Error) {
-	f, err := fieldsOf(i, (*ie.IE).UEIPAddress)
+	f, err := fieldsOf(i, ie.ParseUEIPAddressFields)
 	if err != nil {
 		return nil, incorrect(ie.UEIPAddress, "UE IP address: %v", err)
 	}
@@ -182,7 +182,7 @@ func ueIPv6PrefixLength(f *ie.UEIPAddressFields) (int, *session.Error) {
 
 func decodeSDF(i *ie.IE) (session.SDF, *session.Error) {
 	var s session.SDF
-	f, err := fieldsOf(i, (*ie.IE).SDFFilter)
+	f, err := fieldsOf(i, ie.ParseSDFFilterFields)
 	if err != nil {
 		return s, incorrect(ie.SDFFilter, "SDF filter: %v", err)
 	}
@@ -283,7 +283,7 @@ func decodeForwardingUpdate(i *ie.IE) (*session.ForwardingUpdate, *session.Error
 }
 
 func decodeOHC(i *ie.IE) (*session.OHC, *session.Error) {
-	o, err := fieldsOf(i, (*ie.IE).OuterHeaderCreation)
+	o, err := fieldsOf(i, ie.ParseOuterHeaderCreationFields)
 	if err != nil {
 		return nil, incorrect(ie.OuterHeaderCreation, "outer header creation: %v", err)
 	}

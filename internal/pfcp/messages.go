@@ -41,7 +41,7 @@ func establishRequest(m *message.SessionEstablishmentRequest) (*session.Establis
 	if m.CPFSEID == nil {
 		return nil, missing("Session Establishment Request", ie.FSEID)
 	}
-	fseid, err := fieldsOf(m.CPFSEID, (*ie.IE).FSEID)
+	fseid, err := fieldsOf(m.CPFSEID, ie.ParseFSEIDFields)
 	if err != nil {
 		return nil, incorrect(ie.FSEID, "CP F-SEID: %v", err)
 	}

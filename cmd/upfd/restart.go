@@ -20,7 +20,7 @@ import (
 // other maps, nor twice.
 
 // stateVersion changes when the saved form does: an older file is not read.
-const stateVersion = 3
+const stateVersion = 4
 
 type stateHeader struct {
 	Version  int

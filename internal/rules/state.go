@@ -15,15 +15,6 @@ import (
 // and the list slots of lookups with more than one PDR, so that the next
 // process knows which slot holds what without touching a map.
 
-// savedFormat is the format of what Save writes, so that a process of
-// another version refuses it rather than misreads it.
-const savedFormat = 2
-
-type savedHeader struct {
-	Format   int
-	Sessions int
-}
-
 type savedSession struct {
 	SEID  uint64
 	Slots []uint32 // as kept
@@ -39,9 +30,9 @@ type savedLists struct {
 	Downlink table[netip.Prefix, listRun]
 }
 
-// Save writes a header, the sessions' slots, then the list slots.
+// Save writes a count, the sessions' slots, then the list slots.
 func (c *Compiler) Save(enc *json.Encoder) error {
-	if err := enc.Encode(savedHeader{savedFormat, len(c.installed)}); err != nil {
+	if err := enc.Encode(len(c.installed)); err != nil {
 		return err
 	}
 	for seid, k := range c.installed {
@@ -75,12 +66,12 @@ func (c *Compiler) Restore(dec *json.Decoder, sessions func(seid uint64) (*sessi
 	if len(c.installed) > 0 {
 		return fmt.Errorf("restore into a compiler with %d sessions installed", len(c.installed))
 	}
-	var h savedHeader
-	if err := dec.Decode(&h); err != nil || h.Format != savedFormat {
-		return fmt.Errorf("restore: the compiler's state is not in format %d (written by another version of upfd?)", savedFormat)
+	var n int
+	if err := dec.Decode(&n); err != nil {
+		return err
 	}
 	used := map[*slots][]uint32{}
-	for range h.Sessions {
+	for range n {
 		var s savedSession
 		if err := dec.Decode(&s); err != nil {
 			return fmt.Errorf("restore the slots of a session: %w", err)

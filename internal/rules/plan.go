@@ -2,6 +2,7 @@ package rules
 
 import (
 	"cmp"
+	"iter"
 	"net/netip"
 	"slices"
 
@@ -310,20 +311,10 @@ func (c *Compiler) SpendTimeQuota(seid uint64, urrID uint32) (datapath.Op, bool)
 
 // urr is an installed session's URR and its slot.
 func (c *Compiler) urr(seid uint64, id uint32) (uint32, session.URR, bool) {
-	k, ok := c.installed[seid]
-	if !ok {
-		return 0, session.URR{}, false
-	}
-	_, _, slots, _, ok := k.slotsOf()
-	if !ok {
-		return 0, session.URR{}, false
-	}
-	i := 0
-	for uid, u := range k.from.URRs.All() {
-		if uid == id {
-			return slots[i], u, true
+	for slot, u := range c.urrs(seid) {
+		if u.ID == id {
+			return slot, u, true
 		}
-		i++
 	}
 	return 0, session.URR{}, false
 }
@@ -331,13 +322,29 @@ func (c *Compiler) urr(seid uint64, id uint32) (uint32, session.URR, bool) {
 // URRSlots is where each URR of an installed session counts.
 func (c *Compiler) URRSlots(seid uint64) map[uint32]uint32 {
 	out := map[uint32]uint32{}
-	if k, ok := c.installed[seid]; ok {
-		_, _, slots, _, _ := k.slotsOf()
+	for slot, u := range c.urrs(seid) {
+		out[u.ID] = slot
+	}
+	return out
+}
+
+// urrs yields an installed session's URRs with their slots, in ID order.
+func (c *Compiler) urrs(seid uint64) iter.Seq2[uint32, session.URR] {
+	return func(yield func(uint32, session.URR) bool) {
+		k, ok := c.installed[seid]
+		if !ok {
+			return
+		}
+		_, _, slots, _, ok := k.slotsOf()
+		if !ok {
+			return
+		}
 		i := 0
-		for id := range k.from.URRs.IDs() {
-			out[id] = slots[i]
+		for _, u := range k.from.URRs.All() {
+			if !yield(slots[i], u) {
+				return
+			}
 			i++
 		}
 	}
-	return out
 }

@@ -27,14 +27,14 @@ const (
 	phaseUnlink         // lookup entries removed
 )
 
-// A slot that nothing points at any more needs no op: it is left as it is,
-// and whoever takes it next writes it whole before pointing at it (a
-// URR's counters are reset then). Clearing it would cost a write for
-// nothing a packet can see.
-
 // Apply runs ops make-before-break. It stops at the first failure and says
 // which operation failed; undoing what was done is the caller's, who knows
-// the previous state (rules.Diff(next, prev)).
+// the previous state (rules.Plan's Undo).
+//
+// A slot that nothing points at any more needs no op: it is left as it is,
+// and whoever takes it next writes it whole before pointing at it (a URR's
+// counters are reset then). Clearing it would cost a write for nothing a
+// packet can see.
 func (d *Datapath) Apply(ops []Op) error {
 	byPhase := func(a, b Op) int { return cmp.Compare(a.phase(), b.phase()) }
 	ordered := ops // most plans come in order: sort a copy of the others
@@ -194,7 +194,8 @@ func (d *Datapath) putRules(m *ebpf.Map, key any, r Rules) error {
 
 // farIn is the FAR in slot id. The batch's FARs are in their slots before
 // its lookup entries go in (phaseObjects), and a slot that a lookup entry
-// reaches is never rewritten (see Apply), so the entry may carry a copy.
+// reaches is never rewritten (a changed FAR takes a new slot: rules), so
+// the entry may carry a copy.
 func (d *Datapath) farIn(id uint32) (bpfUpfFar, bool) {
 	f, err := d.slots.fars.get(id)
 	return f, err == nil

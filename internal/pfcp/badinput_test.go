@@ -56,8 +56,18 @@ func newDirect(tb testing.TB, peers ...netip.Addr) *direct {
 	tb.Cleanup(func() { smf.Close() })
 	d := &direct{dp: dp, peers: peers, smf: smf, from: smf.LocalAddr().(*net.UDPAddr).AddrPort()}
 	d.reset(tb)
-	tb.Cleanup(func() { d.s.conn.Close() })
+	tb.Cleanup(func() { d.stop() })
 	return d
+}
+
+// stop ends the server, which Serve never ran: its writer goroutine, once
+// it has sent what is queued, then its socket. A server left running kept
+// its half a megabyte of counters alive (Stats), and the fuzz test, which
+// makes one a run, ran out of memory in minutes.
+func (d *direct) stop() {
+	close(d.s.out)
+	<-d.s.wrote
+	d.s.conn.Close()
 }
 
 // reset replaces the server with a new one, built as newN4 builds it,
@@ -65,7 +75,7 @@ func newDirect(tb testing.TB, peers ...netip.Addr) *direct {
 func (d *direct) reset(tb testing.TB) {
 	tb.Helper()
 	if d.s != nil {
-		d.s.conn.Close()
+		d.stop()
 	}
 	d.rec = &recorder{Datapath: d.dp, lookups: map[any]uint32{}}
 	store, compiler := testRules(d.dp)

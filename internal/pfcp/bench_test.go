@@ -75,6 +75,7 @@ func BenchmarkN4(b *testing.B) {
 	f.sessions = sessions
 
 	if want("establishment") {
+		floor := dialSMF(b, startCodecFloor(b))
 		for round := range benchRounds {
 			for _, k := range []struct {
 				t        *template
@@ -97,8 +98,13 @@ func BenchmarkN4(b *testing.B) {
 				}
 				*k.del = append(*k.del, benchRoundSize/took.Seconds())
 			}
-			b.Logf("establishment round %d of %d: %.0f/s, deletion %.0f/s; with the UE address on uplink %.0f/s, %.0f/s",
-				round+1, benchRounds, f.estRate[round], f.delRate[round], f.estRateUE[round], f.delRateUE[round])
+			rate, cpu, err := floor.floorRound()
+			if err != nil {
+				b.Fatalf("codec floor, round %d: %v", round+1, err)
+			}
+			f.floorRate, f.floorCPU = append(f.floorRate, rate), append(f.floorCPU, cpu)
+			b.Logf("establishment round %d of %d: %.0f/s, deletion %.0f/s; with the UE address on uplink %.0f/s, %.0f/s; codec floor %.0f/s",
+				round+1, benchRounds, f.estRate[round], f.delRate[round], f.estRateUE[round], f.delRateUE[round], rate)
 		}
 	}
 
@@ -610,6 +616,15 @@ func quantile(v []float64, q float64) float64 {
 
 func median(v []float64) float64 { return quantile(v, 0.5) }
 
+// ratios are a[i]/b[i]: figures of the same round.
+func ratios(a, b []float64) []float64 {
+	out := make([]float64, min(len(a), len(b)))
+	for i := range out {
+		out[i] = a[i] / b[i]
+	}
+	return out
+}
+
 type n4Figures struct {
 	sessions         int
 	estRate, delRate []float64 // per round, per second
@@ -622,13 +637,15 @@ type n4Figures struct {
 	estCPU []float64
 	// the same with the UE address in the uplink PDI too
 	estRateUE, delRateUE []float64
-	modFew, modFull      latencies // with benchModSessions sessions, and with all
-	fill                 time.Duration
-	fillLast             float64 // establishments/s in the fill's last step
-	kern, kernEmpty      uint64  // map memory with every session, and with none
-	heapCache            uint64  // heap growth with every session, responses still cached
-	heap                 uint64  // heap growth once the responses expired
-	retransmits          int
+	// the codec floor's establishments/s and CPU µs per establishment
+	floorRate, floorCPU []float64
+	modFew, modFull     latencies // with benchModSessions sessions, and with all
+	fill                time.Duration
+	fillLast            float64 // establishments/s in the fill's last step
+	kern, kernEmpty     uint64  // map memory with every session, and with none
+	heapCache           uint64  // heap growth with every session, responses still cached
+	heap                uint64  // heap growth once the responses expired
+	retransmits         int
 }
 
 func (f *n4Figures) perSession(v uint64) float64 { return float64(v) / float64(f.sessions) }
@@ -639,6 +656,7 @@ func (f *n4Figures) report(b *testing.B) {
 		b.ReportMetric(median(f.delRate), "del/s")
 		b.ReportMetric(median(f.estAllocs), "allocs/est")
 		b.ReportMetric(median(f.estCPU), "cpu-µs/est")
+		b.ReportMetric(median(ratios(f.estRate, f.floorRate)), "x-floor")
 	}
 	if len(f.modFew) > 0 {
 		b.ReportMetric(f.modFew.p50(), "mod-p50-µs")
@@ -664,6 +682,9 @@ func (f *n4Figures) print(w io.Writer) {
 		row("CPU µs per establishment, the whole process (server, client, GC)", "%.1f", median(f.estCPU), "")
 		row("establishments/s, the UE address in the uplink PDI too (Open5GS)", "%.0f", median(f.estRateUE), "")
 		row("deletions/s of those", "%.0f", median(f.delRateUE), "")
+		row("codec floor (go-pfcp decodes and answers, no session): establishments/s", "%.0f", median(f.floorRate), "")
+		row("codec floor: CPU µs per establishment", "%.1f", median(f.floorCPU), "")
+		row("establishments/s as a ratio to the codec floor, by round", "%.2f", median(ratios(f.estRate, f.floorRate)), "")
 	}
 	if len(f.modFew) > 0 {
 		row(fmt.Sprintf("modification (path switch) p50 µs, %d sessions", benchModSessions), "%.1f", f.modFew.p50(), "")

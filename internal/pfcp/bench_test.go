@@ -78,33 +78,19 @@ func BenchmarkN4(b *testing.B) {
 		floor := dialSMF(b, startCodecFloor(b))
 		for round := range benchRounds {
 			for _, k := range []struct {
-				t        *template
-				est, del *[]float64
-			}{{c.typical, &f.estRate, &f.delRate}, {c.uplinkUE, &f.estRateUE, &f.delRateUE}} {
-				before, cpuBefore := memStats(), processCPU()
-				seids, took, err := c.establishAll(k.t, benchRoundSize)
+				c    *benchSMF
+				t    *template
+				into *[]roundFigures
+			}{{c, c.typical, &f.typical}, {c, c.uplinkUE, &f.uplinkUE}, {floor, floor.typical, &f.floor}} {
+				r, err := k.c.round(k.t)
 				if err != nil {
-					b.Fatalf("establishment round %d: %v", round+1, err)
+					b.Fatalf("round %d: %v", round+1, err)
 				}
-				*k.est = append(*k.est, benchRoundSize/took.Seconds())
-				if k.t == c.typical {
-					after := memStats()
-					f.estAllocs = append(f.estAllocs, float64(after.Mallocs-before.Mallocs)/benchRoundSize)
-					f.estBytes = append(f.estBytes, float64(after.TotalAlloc-before.TotalAlloc)/benchRoundSize)
-					f.estCPU = append(f.estCPU, float64((processCPU()-cpuBefore).Microseconds())/benchRoundSize)
-				}
-				if took, err = c.deleteAll(seids); err != nil {
-					b.Fatalf("deletion round %d: %v", round+1, err)
-				}
-				*k.del = append(*k.del, benchRoundSize/took.Seconds())
+				*k.into = append(*k.into, r)
 			}
-			rate, cpu, err := floor.floorRound()
-			if err != nil {
-				b.Fatalf("codec floor, round %d: %v", round+1, err)
-			}
-			f.floorRate, f.floorCPU = append(f.floorRate, rate), append(f.floorCPU, cpu)
+			typ, ue := f.typical[round], f.uplinkUE[round]
 			b.Logf("establishment round %d of %d: %.0f/s, deletion %.0f/s; with the UE address on uplink %.0f/s, %.0f/s; codec floor %.0f/s",
-				round+1, benchRounds, f.estRate[round], f.delRate[round], f.estRateUE[round], f.delRateUE[round], rate)
+				round+1, benchRounds, typ.est, typ.del, ue.est, ue.del, f.floor[round].est)
 		}
 	}
 
@@ -616,47 +602,81 @@ func quantile(v []float64, q float64) float64 {
 
 func median(v []float64) float64 { return quantile(v, 0.5) }
 
-// ratios are a[i]/b[i]: figures of the same round.
-func ratios(a, b []float64) []float64 {
-	out := make([]float64, min(len(a), len(b)))
-	for i := range out {
-		out[i] = a[i] / b[i]
+// roundFigures are one round's: establishments and deletions a second,
+// and per establishment the whole process's allocations, bytes allocated
+// and CPU time in µs (server, client, GC, their system calls: unlike the
+// rate, what the host's other tenants take does not count).
+type roundFigures struct{ est, del, allocs, bytes, cpu float64 }
+
+// round establishes benchRoundSize sessions of t, pipelined, and deletes
+// them again the same way.
+func (c *benchSMF) round(t *template) (roundFigures, error) {
+	var r roundFigures
+	before, cpuBefore := memStats(), processCPU()
+	seids, took, err := c.establishAll(t, benchRoundSize)
+	if err != nil {
+		return r, fmt.Errorf("establishment: %w", err)
 	}
-	return out
+	cpu, after := processCPU(), memStats()
+	r.est = benchRoundSize / took.Seconds()
+	r.allocs = float64(after.Mallocs-before.Mallocs) / benchRoundSize
+	r.bytes = float64(after.TotalAlloc-before.TotalAlloc) / benchRoundSize
+	r.cpu = float64((cpu - cpuBefore).Microseconds()) / benchRoundSize
+	if took, err = c.deleteAll(seids); err != nil {
+		return r, fmt.Errorf("deletion: %w", err)
+	}
+	r.del = benchRoundSize / took.Seconds()
+	return r, nil
+}
+
+// medianOf is the median over rounds of one figure of each.
+func medianOf(rounds []roundFigures, figure func(roundFigures) float64) float64 {
+	v := make([]float64, len(rounds))
+	for i, r := range rounds {
+		v[i] = figure(r)
+	}
+	return median(v)
+}
+
+// The figures of a round, for medianOf.
+func estPerSec(r roundFigures) float64    { return r.est }
+func delPerSec(r roundFigures) float64    { return r.del }
+func allocsPerEst(r roundFigures) float64 { return r.allocs }
+func bytesPerEst(r roundFigures) float64  { return r.bytes }
+func cpuPerEst(r roundFigures) float64    { return r.cpu }
+
+// xFloor is upfd's establishment rate over the codec floor's, round by round.
+func (f *n4Figures) xFloor() float64 {
+	v := make([]float64, min(len(f.typical), len(f.floor)))
+	for i := range v {
+		v[i] = f.typical[i].est / f.floor[i].est
+	}
+	return median(v)
 }
 
 type n4Figures struct {
-	sessions         int
-	estRate, delRate []float64 // per round, per second
-	// allocations and bytes allocated per establishment (the client's
-	// share is a few per round)
-	estAllocs, estBytes []float64
-	// CPU time of the whole process (server, client, GC, their system
-	// calls) per establishment, in µs: unlike the rate, what the host's
-	// other tenants take does not count.
-	estCPU []float64
-	// the same with the UE address in the uplink PDI too
-	estRateUE, delRateUE []float64
-	// the codec floor's establishments/s and CPU µs per establishment
-	floorRate, floorCPU []float64
-	modFew, modFull     latencies // with benchModSessions sessions, and with all
-	fill                time.Duration
-	fillLast            float64 // establishments/s in the fill's last step
-	kern, kernEmpty     uint64  // map memory with every session, and with none
-	heapCache           uint64  // heap growth with every session, responses still cached
-	heap                uint64  // heap growth once the responses expired
-	retransmits         int
+	sessions int
+	// per round: the typical session; the UE address in the uplink PDI
+	// too; the typical session through the codec floor
+	typical, uplinkUE, floor []roundFigures
+	modFew, modFull          latencies // with benchModSessions sessions, and with all
+	fill                     time.Duration
+	fillLast                 float64 // establishments/s in the fill's last step
+	kern, kernEmpty          uint64  // map memory with every session, and with none
+	heapCache                uint64  // heap growth with every session, responses still cached
+	heap                     uint64  // heap growth once the responses expired
+	retransmits              int
 }
 
 func (f *n4Figures) perSession(v uint64) float64 { return float64(v) / float64(f.sessions) }
 
 func (f *n4Figures) report(b *testing.B) {
-	if len(f.estRate) > 0 {
-		b.ReportMetric(median(f.estRate), "est/s")
-		b.ReportMetric(median(f.delRate), "del/s")
-		b.ReportMetric(median(f.estAllocs), "allocs/est")
-		b.ReportMetric(median(f.estCPU), "cpu-µs/est")
-		b.ReportMetric(median(ratios(f.estRate, f.floorRate)), "x-floor")
+	if len(f.typical) > 0 {
+		b.ReportMetric(medianOf(f.typical, estPerSec), "est/s")
+		b.ReportMetric(medianOf(f.typical, delPerSec), "del/s")
+		b.ReportMetric(medianOf(f.typical, allocsPerEst), "allocs/est")
+		b.ReportMetric(medianOf(f.typical, cpuPerEst), "cpu-µs/est")
+		b.ReportMetric(f.xFloor(), "x-floor")
 	}
 	if len(f.modFew) > 0 {
 		b.ReportMetric(f.modFew.p50(), "mod-p50-µs")
@@ -674,17 +694,17 @@ func (f *n4Figures) print(w io.Writer) {
 	row := func(name, format string, v float64, goal string) {
 		fmt.Fprintf(w, "| %s | "+format+" | %s |\n", name, v, goal)
 	}
-	if len(f.estRate) > 0 {
-		row(fmt.Sprintf("establishments/s, %d in flight, rounds of %d", benchWindow, benchRoundSize), "%.0f", median(f.estRate), "50000")
-		row("deletions/s, the same way", "%.0f", median(f.delRate), "")
-		row("allocations per establishment", "%.0f", median(f.estAllocs), "")
-		row("bytes allocated per establishment", "%.0f", median(f.estBytes), "")
-		row("CPU µs per establishment, the whole process (server, client, GC)", "%.1f", median(f.estCPU), "")
-		row("establishments/s, the UE address in the uplink PDI too (Open5GS)", "%.0f", median(f.estRateUE), "")
-		row("deletions/s of those", "%.0f", median(f.delRateUE), "")
-		row("codec floor (go-pfcp decodes and answers, no session): establishments/s", "%.0f", median(f.floorRate), "")
-		row("codec floor: CPU µs per establishment", "%.1f", median(f.floorCPU), "")
-		row("establishments/s as a ratio to the codec floor, by round", "%.2f", median(ratios(f.estRate, f.floorRate)), "")
+	if len(f.typical) > 0 {
+		row(fmt.Sprintf("establishments/s, %d in flight, rounds of %d", benchWindow, benchRoundSize), "%.0f", medianOf(f.typical, estPerSec), "50000")
+		row("deletions/s, the same way", "%.0f", medianOf(f.typical, delPerSec), "")
+		row("allocations per establishment", "%.0f", medianOf(f.typical, allocsPerEst), "")
+		row("bytes allocated per establishment", "%.0f", medianOf(f.typical, bytesPerEst), "")
+		row("CPU µs per establishment, the whole process (server, client, GC)", "%.1f", medianOf(f.typical, cpuPerEst), "")
+		row("establishments/s, the UE address in the uplink PDI too (Open5GS)", "%.0f", medianOf(f.uplinkUE, estPerSec), "")
+		row("deletions/s of those", "%.0f", medianOf(f.uplinkUE, delPerSec), "")
+		row("codec floor (go-pfcp decodes and answers, no session): establishments/s", "%.0f", medianOf(f.floor, estPerSec), "")
+		row("codec floor: CPU µs per establishment", "%.1f", medianOf(f.floor, cpuPerEst), "")
+		row("establishments/s as a ratio to the codec floor, by round", "%.2f", f.xFloor(), "")
 	}
 	if len(f.modFew) > 0 {
 		row(fmt.Sprintf("modification (path switch) p50 µs, %d sessions", benchModSessions), "%.1f", f.modFew.p50(), "")

@@ -87,17 +87,3 @@ func floorAnswer(m message.Message, seid *uint64) message.Message {
 	}
 	return nil
 }
-
-// floorRound establishes a round of the typical session through the codec
-// floor and deletes it again: establishments/s, and CPU µs (the whole
-// process) per establishment.
-func (c *benchSMF) floorRound() (rate, cpu float64, err error) {
-	before := processCPU()
-	seids, took, err := c.establishAll(c.typical, benchRoundSize)
-	if err != nil {
-		return 0, 0, err
-	}
-	cpu = float64((processCPU() - before).Microseconds()) / benchRoundSize
-	_, err = c.deleteAll(seids)
-	return benchRoundSize / took.Seconds(), cpu, err
-}

@@ -2,10 +2,12 @@ package pfcp
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math"
 	"net"
 	"net/netip"
@@ -15,6 +17,7 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -123,6 +126,7 @@ func BenchmarkN4(b *testing.B) {
 		if f.kern, err = u.d.MapMemory(); err != nil {
 			b.Fatal(err)
 		}
+		logMapMemory(b, u.d, sessions)
 		f.kernEmpty = kernEmpty
 		f.heapCache = heapAfterGC() - heapEmpty
 		b.Logf("%d sessions in %v; kernel maps %d MiB (%d MiB empty), Go heap +%d MiB", sessions,
@@ -726,4 +730,19 @@ func (f *n4Figures) print(w io.Writer) {
 	row("total, bytes/session (kernel + heap after expiry)", "%.0f", f.perSession(f.kern+f.heap), "1024")
 	fmt.Fprintf(w, "\nMedians of %d rounds; memory with %d sessions installed, the heap over the empty server after a GC. %d retransmissions.\n",
 		benchRounds, f.sessions, f.retransmits)
+}
+
+// logMapMemory logs the kernel's memory map by map, per session, largest
+// first: where the kernel's share of a session goes.
+func logMapMemory(b *testing.B, d *datapath.Datapath, sessions int) {
+	byMap, err := d.MapMemoryByName()
+	if err != nil {
+		b.Fatal(err)
+	}
+	names := slices.SortedFunc(maps.Keys(byMap), func(x, y string) int { return cmp.Compare(byMap[y], byMap[x]) })
+	var line strings.Builder
+	for _, name := range names {
+		fmt.Fprintf(&line, " %s %.0f", name, float64(byMap[name])/float64(sessions))
+	}
+	b.Logf("kernel maps, bytes/session:%s", line.String())
 }

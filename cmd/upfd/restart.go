@@ -20,7 +20,9 @@ import (
 // other maps, nor twice.
 
 // stateVersion changes when the saved form does: an older file is not read.
-const stateVersion = 4
+// 5: an IPv4 source alone (the UE's address) is inline and keeps no SDF
+// slot; an IPv4v6 UE's IPv6 source, lost before, keeps one.
+const stateVersion = 5
 
 type stateHeader struct {
 	Version  int

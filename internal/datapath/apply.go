@@ -167,7 +167,7 @@ func (d *Datapath) putRules(m *ebpf.Map, key any, r Rules) error {
 		}
 	}
 	for _, p := range r.PDRs {
-		if !p.Filter.NeedsSlot() || p.Filter.sourceOnly() {
+		if !p.Filter.NeedsSlot() {
 			continue
 		}
 		sdf, err := p.Filter.encode()

@@ -120,9 +120,10 @@ func SizesFor(n int) Sizes {
 		// UE address family: a list of 2, one slot. An eighth more for
 		// longer lists (its Router Solicitation PDR, dedicated QoS flows).
 		ListSlots: listSlots(u + u/8),
-		// Open5GS: the UE's IPv4 and IPv6 addresses as the uplink source;
-		// free5GC and OAI: the IPv4 one. An eighth more for flows.
-		SDFs: 2*u + u/8 + 1,
+		// The UE's IPv4 address as the uplink source goes inline in the
+		// PDR; Open5GS's IPv6 one takes a slot, free5GC and OAI need none.
+		// An eighth more for dedicated flows.
+		SDFs: u + u/8 + 1,
 		// Two each (uplink, downlink), a quarter more for Open5GS's
 		// CP-function FAR and for changed FARs, written before the old go.
 		FARs: 2*u + u/4 + 1,

@@ -33,8 +33,9 @@ const (
 )
 
 // PDR is one packet detection rule. Protocol and ports of its filter go
-// inline; addresses, ToS and flow label need an SDF slot (SDFID), which the
-// datapath writes together with the PDR.
+// inline, and so does an IPv4 source prefix alone (an uplink PDR's UE
+// address); other addresses, ToS and flow label need an SDF slot (SDFID),
+// which the datapath writes together with the PDR.
 //
 // The rules package keeps a copy of every installed PDR, SDF and FAR, so
 // their fields are ordered to waste no padding (a PDR is 112 bytes, not 136).
@@ -66,7 +67,6 @@ func (p PDR) encode() (bpfUpfPdr, error) {
 	if p.Filter.sourceOnly() {
 		src := p.Filter.Src.Masked()
 		v.SdfId, v.Src4Len = addrWords(src.Addr())[0], uint8(src.Bits()) // SdfId is src4's union
-		return v, nil
 	}
 	if p.Filter.NeedsSlot() {
 		if p.SDFID == 0 {
@@ -164,14 +164,15 @@ type SDF struct {
 	TOSMask   uint8 // 0 = ToS not matched
 }
 
-// NeedsSlot says whether the filter has parts beyond protocol and ports.
+// NeedsSlot says whether the filter has parts that the PDR cannot carry
+// inline: anything beyond protocol, ports and an IPv4 source prefix alone.
 func (s SDF) NeedsSlot() bool {
-	return s.Src.IsValid() || s.Dst.IsValid() || s.TOSMask != 0 || s.MatchFlow
+	return (s.Src.IsValid() || s.Dst.IsValid() || s.TOSMask != 0 || s.MatchFlow) && !s.sourceOnly()
 }
 
 // sourceOnly says whether the filter's only part beyond protocol and
-// ports is an IPv4 source prefix (an uplink PDR's UE address): the PDR
-// carries it, and its SDF slot, if it has one, is neither written nor read.
+// ports is an IPv4 source prefix (an uplink PDR's UE address, a downlink
+// flow's remote network): the PDR carries it in place of an SDF slot.
 func (s SDF) sourceOnly() bool {
 	return s.Src.IsValid() && s.Src.Addr().Is4() && s.Src.Bits() > 0 && !s.Dst.IsValid() && s.TOSMask == 0 && !s.MatchFlow
 }

@@ -186,13 +186,30 @@ func TestPrivilegedPaths(t *testing.T) {
 	})
 }
 
+// A filter needs an SDF slot for what the PDR cannot carry inline; an IPv4
+// source prefix alone (an uplink PDR's UE address) it carries, with no slot.
 func TestPrivilegedFilterNeedsSlot(t *testing.T) {
 	ns := testenv.UPF(t)
 	d := loadIn(t, ns, Options{})
-	p := PDR{ID: 3, Src: Access, OHR: OHRGTPUv4, FARID: 1, Filter: SDF{Dst: netip.MustParsePrefix("198.18.7.0/24")}}
-	err := d.Apply([]Op{uplinkPDRs(p)})
-	if err == nil || !strings.Contains(err.Error(), "pdr 3: its filter needs an sdf slot") {
-		t.Errorf("error %v, want one naming pdr 3 and its missing sdf slot", err)
+	const needsSlot = "pdr 3: its filter needs an sdf slot"
+	for _, c := range []struct {
+		name   string
+		filter SDF
+		want   string // "" = installed without a slot
+	}{
+		{"IPv4 source alone", SDF{Src: netip.MustParsePrefix("10.45.0.2/32")}, ""},
+		{"IPv4 source with protocol and ports", SDF{Src: netip.MustParsePrefix("10.45.0.0/16"), Proto: 17, DstPorts: PortRange{5060, 5060}}, ""},
+		{"IPv4 source of any address", SDF{Src: netip.MustParsePrefix("0.0.0.0/0")}, needsSlot},
+		{"IPv6 source", SDF{Src: netip.MustParsePrefix("2001:db8:45::/64")}, needsSlot},
+		{"IPv4 source and destination", SDF{Src: netip.MustParsePrefix("10.45.0.2/32"), Dst: netip.MustParsePrefix("198.18.7.0/24")}, needsSlot},
+		{"IPv4 source and ToS", SDF{Src: netip.MustParsePrefix("10.45.0.2/32"), TOS: 0xb8, TOSMask: 0xfc}, needsSlot},
+		{"destination", SDF{Dst: netip.MustParsePrefix("198.18.7.0/24")}, needsSlot},
+	} {
+		p := PDR{ID: 3, Src: Access, OHR: OHRGTPUv4, FARID: 1, Filter: c.filter}
+		err := d.Apply([]Op{uplinkPDRs(p)})
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%s: error %v, want %q", c.name, err, c.want)
+		}
 	}
 }
 

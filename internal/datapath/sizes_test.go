@@ -17,13 +17,16 @@ func TestSizesFitProfiles(t *testing.T) {
 		need need
 	}{
 		// Uplink PDR on a chosen F-TEID naming the UE's IPv4 and IPv6
-		// addresses: a list of two (one slot) with an SDF slot each; a second F-TEID
-		// for its CP-to-UP PDR; one QER (the session AMBR), one URR.
-		{"Open5GS, IPv4v6", need{uplink: 2, downlink4: 1, downlink6: 1, listSlots: 1, sdfs: 2, fars: 2, qers: 1, urr: 1}},
-		// Two QERs and two URRs on each PDR; the uplink PDR names the UE.
-		{"free5GC", need{uplink: 1, downlink4: 1, sdfs: 1, fars: 2, qers: 2, urr: 2}},
-		// A QER for each direction, one URR.
-		{"OAI", need{uplink: 1, downlink4: 1, sdfs: 1, fars: 2, qers: 2, urr: 1}},
+		// addresses: a list of two (one slot), the IPv4 source inline and
+		// the IPv6 one in an SDF slot; a second F-TEID for its CP-to-UP
+		// PDR; one QER (the session AMBR), one URR.
+		{"Open5GS, IPv4v6", need{uplink: 2, downlink4: 1, downlink6: 1, listSlots: 1, sdfs: 1, fars: 2, qers: 1, urr: 1}},
+		// Two QERs and two URRs on each PDR; the uplink PDR names the
+		// UE's IPv4 address, inline.
+		{"free5GC", need{uplink: 1, downlink4: 1, fars: 2, qers: 2, urr: 2}},
+		// A QER for each direction, one URR; the UE's address inline, as
+		// free5GC's.
+		{"OAI", need{uplink: 1, downlink4: 1, fars: 2, qers: 2, urr: 1}},
 	}
 	for _, n := range []uint32{1024, 100_000, 1_000_000, 16_000_000} {
 		s := SizesFor(int(n))

@@ -128,8 +128,9 @@ func fromUE(out []datapath.SDF, from int, ue [2]netip.Prefix) []datapath.SDF {
 			if !u.IsValid() || f.Src.IsValid() && f.Src != u || f.Dst.IsValid() && f.Dst.Addr().Is4() != u.Addr().Is4() {
 				continue
 			}
-			f.Src = u
-			out = append(out, f)
+			g := f // f stays as the flow gave it, for the next address
+			g.Src = u
+			out = append(out, g)
 		}
 	}
 	return append(out[:from], out[end:]...)

@@ -1,6 +1,9 @@
 package rules
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -96,8 +99,11 @@ func pdrs(r datapath.Rules) string {
 	var parts []string
 	for _, p := range r.PDRs {
 		s := fmt.Sprintf("pdr %d far %d", p.ID, p.FARID)
-		if p.SDFID != 0 {
+		switch {
+		case p.SDFID != 0:
 			s += fmt.Sprintf(" sdf %d(%v>%v)", p.SDFID, p.Filter.Src, p.Filter.Dst)
+		case p.Filter.Src.IsValid(): // an IPv4 source alone, inline
+			s += fmt.Sprintf(" from %v", p.Filter.Src)
 		}
 		parts = append(parts, s)
 	}
@@ -132,7 +138,7 @@ func TestEstablishThenSwitchPathThenDelete(t *testing.T) {
 install far 2 of session 0x7
 install qer 1 of session 0x7
 install urr 1 of session 0x7
-uplink 0x100: pdr 1 far 1 sdf 1(10.45.0.2/32>invalid Prefix)
+uplink 0x100: pdr 1 far 1 from 10.45.0.2/32
 downlink 10.45.0.2/32: pdr 2 far 2
 `)
 
@@ -157,7 +163,7 @@ free far 2
 	ded := next.Clone()
 	ded.PDRs.Put(session.PDR{ID: 3, Precedence: 10, FARID: 2, PDI: session.PDI{Source: session.Core,
 		UEIP: &session.UEIP{V4: ue, Dest: true}, SDFs: []session.SDF{{Flow: flow}}}})
-	check(t, "dedicated flow", ops(plan(t, c, ded)), `downlink 10.45.0.2/32: list 1 [pdr 3 far 3 sdf 2(198.18.7.0/24>invalid Prefix), pdr 2 far 3]
+	check(t, "dedicated flow", ops(plan(t, c, ded)), `downlink 10.45.0.2/32: list 1 [pdr 3 far 3 from 198.18.7.0/24, pdr 2 far 3]
 `)
 
 	check(t, "deletion", ops(plan(t, c, nil)), `remove downlink 10.45.0.2/32
@@ -166,14 +172,80 @@ free far 1
 free far 3
 free pdr list 1
 free qer 1
-free sdf 1
-free sdf 2
 free urr 1
 `)
 	for name, pool := range map[string]interface{ inUse() int }{"far": c.farSlots, "qer": c.qerSlots, "urr": c.urrSlots, "sdf": c.sdfSlots, "list": c.listRuns} {
 		if pool.inUse() != 0 {
 			t.Errorf("%d %s slots still held after deletion", pool.inUse(), name)
 		}
+	}
+}
+
+// A filter takes an SDF slot only for what its PDR cannot carry inline:
+// an IPv4 source prefix alone (the UE's address on uplink, a remote
+// network on downlink) goes in the PDR, as protocol and ports do.
+func TestSDFSlotOnlyForWhatThePDRCannotCarry(t *testing.T) {
+	flow := func(rule string) []session.SDF {
+		f, err := session.ParseFlow(rule)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []session.SDF{{Flow: f}}
+	}
+	v6 := netip.MustParsePrefix("2001:db8:45::/64")
+	for _, c := range []struct {
+		name  string
+		edit  func(up, down *session.PDR)
+		want  string // the lookup entry the edit changes
+		slots int
+	}{
+		{"UE IPv4 address as the uplink source (free5GC, OAI)", func(up, down *session.PDR) {},
+			"uplink 0x100: pdr 1 far 1 from 10.45.0.2/32", 0},
+		{"UE IPv4 and IPv6 addresses as the uplink source (Open5GS)", func(up, down *session.PDR) { up.PDI.UEIP.V6 = v6 },
+			"uplink 0x100: list 1 [pdr 1 far 1 from 10.45.0.2/32, pdr 1 far 1 sdf 1(2001:db8:45::/64>invalid Prefix)]", 1},
+		{"uplink flow to a remote host", func(up, down *session.PDR) { up.PDI.SDFs = flow("permit out 17 from 198.18.7.10 to assigned") },
+			"uplink 0x100: pdr 1 far 1 sdf 1(10.45.0.2/32>198.18.7.10/32)", 1},
+		{"uplink flow from any remote port 5060", func(up, down *session.PDR) { up.PDI.SDFs = flow("permit out 17 from any 5060 to assigned") },
+			"uplink 0x100: pdr 1 far 1 from 10.45.0.2/32", 0},
+		{"downlink flow from a remote IPv4 network", func(up, down *session.PDR) {
+			down.PDI.SDFs = flow("permit out 17 from 198.18.7.0/24 5060 to assigned")
+		}, "downlink 10.45.0.2/32: pdr 2 far 2 from 198.18.7.0/24", 0},
+		{"downlink flow from a remote IPv6 network", func(up, down *session.PDR) {
+			down.PDI.UEIP.V4, down.PDI.UEIP.V6 = netip.Addr{}, v6
+			down.PDI.SDFs = flow("permit out 17 from 2001:db8:7::/48 to assigned")
+		}, "downlink 2001:db8:45::/64: pdr 2 far 2 sdf 1(2001:db8:7::/48>invalid Prefix)", 1},
+		{"downlink ToS", func(up, down *session.PDR) { down.PDI.SDFs = []session.SDF{{TOS: 0xb8, TOSMask: 0xfc}} },
+			"downlink 10.45.0.2/32: pdr 2 far 2 sdf 1(invalid Prefix>invalid Prefix)", 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := pduSession()
+			up, _ := s.PDRs.Get(1)
+			down, _ := s.PDRs.Get(2)
+			ul, dl := *up.PDI.UEIP, *down.PDI.UEIP
+			up.PDI.UEIP, down.PDI.UEIP = &ul, &dl
+			c.edit(&up, &down)
+			s.PDRs.Put(up)
+			s.PDRs.Put(down)
+			cc := newCompiler()
+			if got := ops(plan(t, cc, s)); !strings.Contains(got, c.want+"\n") {
+				t.Errorf("establishment:\n%s\nwant a line %q", got, c.want)
+			}
+			// Across a restart, the restored compiler replays the same slots.
+			var saved bytes.Buffer
+			r := newCompiler()
+			if err := errors.Join(cc.Save(json.NewEncoder(&saved)),
+				r.Restore(json.NewDecoder(&saved), func(seid uint64) (*session.Session, bool) { return s, seid == 7 })); err != nil {
+				t.Fatal(err)
+			}
+			for what, held := range map[string]int{"held": cc.sdfSlots.inUse(), "restored": r.sdfSlots.inUse()} {
+				if held != c.slots {
+					t.Errorf("%d SDF slots %s, want %d", held, what, c.slots)
+				}
+			}
+			if got := strings.Count(ops(plan(t, r, nil)), "free sdf "); got != c.slots || r.sdfSlots.inUse() != 0 {
+				t.Errorf("deletion freed %d SDF slots, leaving %d held; want %d freed", got, r.sdfSlots.inUse(), c.slots)
+			}
+		})
 	}
 }
 

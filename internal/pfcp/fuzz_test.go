@@ -148,7 +148,7 @@ func codecPanics(b []byte) (panics bool) {
 }
 
 // forget empties the server's response cache.
-func (d *direct) forget() { d.s.cache = responseCache{entries: map[cacheKey]cached{}} }
+func (d *direct) forget() { d.s.cache = newResponseCache() }
 
 // answered are the messages the server answers.
 var answered = map[uint8]bool{

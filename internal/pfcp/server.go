@@ -153,7 +153,7 @@ func New(cfg Config, store *session.Store, compiler *rules.Compiler, dp Datapath
 	s := &Server{
 		cfg: cfg, nodeIE: nodeIDIE(cfg.NodeID), log: log, conn: conn, store: store, rules: compiler, dp: dp,
 		assocs:   map[string]*association{},
-		cache:    responseCache{entries: map[cacheKey]cached{}},
+		cache:    newResponseCache(),
 		now:      time.Now,
 		meters:   report.NewMeters(dp),
 		buffers:  report.NewBuffers(cfg.BufferPackets, cfg.BufferTotal),
@@ -376,7 +376,7 @@ func (s *Server) handle(d datagram) {
 		}
 		return
 	}
-	key := cacheKey{d.from, h.SequenceNumber}
+	key := keyOf(d.from, h.SequenceNumber)
 	if b, ok := s.cache.get(key, d.sum); ok {
 		s.write(d.from, b)
 		return
@@ -390,7 +390,7 @@ func (s *Server) handle(d datagram) {
 		s.log.Error("pfcp: encode response", "type", resp.MessageTypeName(), "err", err)
 		return
 	}
-	s.cache.put(key, d.sum, b, s.now())
+	s.cache.put(key, d.sum, b, s.now().Add(cacheFor))
 	s.write(d.from, b)
 }
 
@@ -494,39 +494,4 @@ func nodeIDIE(id string) *ie.IE {
 		return ie.NewNodeID("", id, "")
 	}
 	return ie.NewNodeID("", "", id)
-}
-
-// cacheKey is a request as the peer numbers it.
-type cacheKey struct {
-	from netip.AddrPort
-	seq  uint32
-}
-
-type cached struct {
-	req     uint64 // the request's hash: a new request that reuses the number is not a retransmission
-	b       []byte
-	expires time.Time
-}
-
-// responseCache keeps responses long enough to outlive an SMF's
-// retransmissions (T1 x N1 is seconds).
-type responseCache struct{ entries map[cacheKey]cached }
-
-const cacheFor = 30 * time.Second
-
-func (c *responseCache) get(k cacheKey, req uint64) ([]byte, bool) {
-	e, ok := c.entries[k]
-	return e.b, ok && e.req == req
-}
-
-func (c *responseCache) put(k cacheKey, req uint64, b []byte, now time.Time) {
-	c.entries[k] = cached{req, b, now.Add(cacheFor)}
-}
-
-func (c *responseCache) expire(now time.Time) {
-	for k, e := range c.entries {
-		if now.After(e.expires) {
-			delete(c.entries, k)
-		}
-	}
 }

@@ -85,8 +85,8 @@ func (s *Server) Save(enc *json.Encoder) error {
 		}
 		v.Kept[node] = sk
 	}
-	for k, c := range s.cache.entries {
-		v.Responses = append(v.Responses, savedResponse{k.from, k.seq, c.req, c.b, c.expires})
+	for k, c := range s.cache.all() {
+		v.Responses = append(v.Responses, savedResponse{k.from(), k.seq, c.req, s.cache.bytes(c.at), time.Unix(0, c.expires)})
 	}
 	for seq, p := range s.pending {
 		if p.typ == sessionReportRequest {
@@ -141,8 +141,9 @@ func (s *Server) Restore(dec *json.Decoder) error {
 		}
 		s.kept[node] = ku
 	}
+	slices.SortStableFunc(v.Responses, func(a, b savedResponse) int { return a.Expires.Compare(b.Expires) })
 	for _, r := range v.Responses {
-		s.cache.entries[cacheKey{r.From, r.Seq}] = cached{r.Request, r.B, r.Expires}
+		s.cache.put(keyOf(r.From, r.Seq), r.Request, r.B, r.Expires)
 	}
 	for _, r := range v.Reports {
 		s.restoreReport(r, now)

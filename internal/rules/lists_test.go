@@ -1,8 +1,6 @@
 package rules
 
 import (
-	"bytes"
-	"encoding/json"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -141,15 +139,7 @@ func TestListsSurviveRestore(t *testing.T) {
 	s.PDRs.Put(session.PDR{ID: 3, Precedence: 10, FARID: 2, PDI: session.PDI{Source: session.Core,
 		UEIP: &session.UEIP{V4: ue, Dest: true}, SDFs: []session.SDF{{Flow: flow}}}})
 	plan(t, c, s)
-	var saved bytes.Buffer
-	if err := c.Save(json.NewEncoder(&saved)); err != nil {
-		t.Fatal(err)
-	}
-
-	r := newCompiler()
-	if err := r.Restore(json.NewDecoder(&saved), func(seid uint64) (*session.Session, bool) { return s, seid == 7 }); err != nil {
-		t.Fatal(err)
-	}
+	r := restored(t, c, s)
 	if r.listRuns.inUse() != 1 || r.listRuns.size(1) != 1 {
 		t.Errorf("restored: %d lists held, the one at slot 1 of %d slots; want the one of 1", r.listRuns.inUse(), r.listRuns.size(1))
 	}

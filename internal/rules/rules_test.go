@@ -124,6 +124,19 @@ func plan(t *testing.T, c *Compiler, s *session.Session) *Plan {
 	return p
 }
 
+// restored is a new compiler restored from what c saved, as across a
+// restart of upfd, with s as the store's session 7.
+func restored(t *testing.T, c *Compiler, s *session.Session) *Compiler {
+	t.Helper()
+	var saved bytes.Buffer
+	r := newCompiler()
+	if err := errors.Join(c.Save(json.NewEncoder(&saved)),
+		r.Restore(json.NewDecoder(&saved), func(seid uint64) (*session.Session, bool) { return s, seid == 7 })); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 func check(t *testing.T, what, got, want string) {
 	t.Helper()
 	if got != want {
@@ -231,12 +244,7 @@ func TestSDFSlotOnlyForWhatThePDRCannotCarry(t *testing.T) {
 				t.Errorf("establishment:\n%s\nwant a line %q", got, c.want)
 			}
 			// Across a restart, the restored compiler replays the same slots.
-			var saved bytes.Buffer
-			r := newCompiler()
-			if err := errors.Join(cc.Save(json.NewEncoder(&saved)),
-				r.Restore(json.NewDecoder(&saved), func(seid uint64) (*session.Session, bool) { return s, seid == 7 })); err != nil {
-				t.Fatal(err)
-			}
+			r := restored(t, cc, s)
 			for what, held := range map[string]int{"held": cc.sdfSlots.inUse(), "restored": r.sdfSlots.inUse()} {
 				if held != c.slots {
 					t.Errorf("%d SDF slots %s, want %d", held, what, c.slots)

@@ -1,8 +1,6 @@
 package rules
 
 import (
-	"bytes"
-	"encoding/json"
 	"slices"
 	"testing"
 
@@ -67,14 +65,7 @@ func TestSpentTimeQuotaLastsUntilANewGrant(t *testing.T) {
 	gate.QERs.Put(session.QER{ID: 1, QFI: 9, GateDL: session.GateClosed})
 	check(t, "a gate closed, the quota still spent", ops(plan(t, c, gate)), "install qer 2 of session 0x7\ndownlink 10.45.0.2/32: pdr 2 far 2\nfree qer 1\n")
 
-	var saved bytes.Buffer
-	if err := c.Save(json.NewEncoder(&saved)); err != nil {
-		t.Fatal(err)
-	}
-	r := newCompiler()
-	if err := r.Restore(json.NewDecoder(&saved), func(seid uint64) (*session.Session, bool) { return gate, seid == 7 }); err != nil {
-		t.Fatal(err)
-	}
+	r := restored(t, c, gate)
 	if _, again := r.SpendTimeQuota(7, 1); again {
 		t.Errorf("restored: the quota is not spent")
 	}

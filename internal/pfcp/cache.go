@@ -56,10 +56,16 @@ type cached struct {
 // place is where a response lies: chunk number, offset and length.
 type place struct{ chunk, off, n uint32 }
 
+// queued is a response in the order they came. It is current while the
+// index still names its place; a key answered again leaves it stale.
 type queued struct {
-	key     cacheKey
-	at      place
-	expires int64
+	key cacheKey
+	at  place
+}
+
+func (c *responseCache) current(q queued) (cached, bool) {
+	e, ok := c.index[q.key]
+	return e, ok && e.at == q.at
 }
 
 func newResponseCache() responseCache {
@@ -84,9 +90,8 @@ func (c *responseCache) bytes(at place) []byte {
 // kept until that one expires.
 func (c *responseCache) put(k cacheKey, req uint64, b []byte, expires time.Time) {
 	at := c.append(b)
-	e := cached{req, at, expires.UnixNano()}
-	c.index[k] = e
-	c.order = append(c.order, queued{k, at, e.expires})
+	c.index[k] = cached{req, at, expires.UnixNano()}
+	c.order = append(c.order, queued{k, at})
 }
 
 // append copies b after the last response, in a new chunk if it does
@@ -105,17 +110,20 @@ func (c *responseCache) append(b []byte) place {
 }
 
 // expire drops the responses that expired by now, and the chunks no
-// response still lies in.
+// response still lies in. A response its key no longer names goes as
+// soon as it is first in order.
 func (c *responseCache) expire(now time.Time) {
 	t := now.UnixNano()
-	i := 0
-	for ; i < len(c.order) && c.order[i].expires < t; i++ {
-		q := c.order[i]
-		if e, ok := c.index[q.key]; ok && e.at == q.at {
+	for len(c.order) > 0 {
+		q := c.order[0]
+		if e, ok := c.current(q); ok {
+			if e.expires >= t {
+				break
+			}
 			delete(c.index, q.key)
 		}
+		c.order = c.order[1:]
 	}
-	c.order = c.order[i:]
 	keep := c.first + uint32(len(c.chunks)) // none, when no response is left
 	if len(c.order) > 0 {
 		keep = c.order[0].at.chunk
@@ -131,7 +139,7 @@ func (c *responseCache) expire(now time.Time) {
 func (c *responseCache) all() iter.Seq2[cacheKey, cached] {
 	return func(yield func(cacheKey, cached) bool) {
 		for _, q := range c.order {
-			if e, ok := c.index[q.key]; ok && e.at == q.at && !yield(q.key, e) {
+			if e, ok := c.current(q); ok && !yield(q.key, e) {
 				return
 			}
 		}

@@ -7,14 +7,6 @@
  * pipeline of upf_session; every packet leaves through upf_exit.
  */
 #include <linux/bpf.h>
-#include <linux/icmpv6.h>
-
-/* Neighbour discovery (RFC 4861 §4) and multicast listener (RFC 2710, 3810) types. */
-#define MLD_QUERY 130
-#define MLD_DONE 132
-#define ND_ROUTER_SOLICIT 133
-#define ND_REDIRECT 137
-#define MLD2_REPORT 143
 #include <bpf/bpf_helpers.h>
 
 #include "upf_types.h"
@@ -27,6 +19,7 @@
 #include "lib/qer.h"
 #include "lib/urr.h"
 #include "lib/fwd.h"
+#include "lib/host.h"
 #include "lib/stats.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -43,25 +36,6 @@ static __always_inline int gtpu_ep_index(const struct ip_info *ip)
 			return i;
 	}
 	return -1;
-}
-
-/*
- * Traffic that is not a session's: the kernel gets neighbour discovery and
- * MLD, and what is addressed to this host (PFCP, management); the rest is
- * dropped.
- */
-static __always_inline int host_or_drop(const struct ip_info *ip, struct cursor *c, int reason)
-{
-	if (ip->family == 6 && ip->proto == IPPROTO_ICMPV6) {
-		struct icmp6hdr *icmp = c->pos;
-
-		if ((void *)(icmp + 1) <= c->end &&
-		    ((icmp->icmp6_type >= ND_ROUTER_SOLICIT && icmp->icmp6_type <= ND_REDIRECT) ||
-		     (icmp->icmp6_type >= MLD_QUERY && icmp->icmp6_type <= MLD_DONE) ||
-		     icmp->icmp6_type == MLD2_REPORT))
-			return XDP_PASS;
-	}
-	return addr_is_local(ip->family, &ip->dst) ? XDP_PASS : reason;
 }
 
 /*
@@ -199,7 +173,7 @@ static __always_inline int upf_n6_in(struct xdp_md *ctx, struct upf_pkt *p)
 		rules = bpf_map_lookup_elem(&dl_ue6, &key);
 	}
 	if (!rules)
-		return host_or_drop(&ip, &c, -UPF_DROP_NO_SESSION);
+		return host_from_n6(p, &ip, &c);
 	return upf_session(ctx, p, rules);
 }
 

@@ -107,8 +107,9 @@ struct {
 } urr_usage SEC(".maps");
 
 /*
- * Addresses of this host (IPv4 as ::ffff:a.b.c.d): traffic to them is the
- * kernel's, and a UE may not reach them. Filled and kept by user space.
+ * Addresses of this host (IPv4 as ::ffff:a.b.c.d) with their upf_local_flags:
+ * traffic to them is the kernel's (from N6 only where the flags say), and a
+ * UE may not reach them. Filled and kept by user space.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -147,7 +148,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, enum upf_drop);
 	__type(value, __u64);
-	__uint(max_entries, UPF_DROP__MAX);
+	__uint(max_entries, UPF_DROP_SLOTS);
 } drops SEC(".maps");
 
 struct {

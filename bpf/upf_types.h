@@ -19,6 +19,7 @@
 #define UPF_QERS_PER_PDR 2 /* e.g. session AMBR plus flow MBR */
 #define UPF_URRS_PER_PDR 2
 #define UPF_EVENT_FRAME_MAX 2048 /* bytes of a frame copied into an event */
+#define UPF_MAX_LISTENERS 4	 /* upfd's sockets besides GTP-U: PFCP, API, metrics */
 
 /*
  * Negative drop reasons. Every stage returns either an XDP action (>= 0) or
@@ -50,8 +51,16 @@ enum upf_drop {
 	UPF_DROP_BUFFERED,	 /* frame handed to user space for buffering */
 	UPF_DROP_EVENT_LOST,	 /* buffer or notify event did not fit the ring */
 	UPF_DROP_ADJUST,	 /* headroom/tailroom adjustment failed */
+	UPF_DROP_DN_TO_HOST,	 /* from N6 to the host where N6 may not reach */
 	UPF_DROP__MAX,
 };
+
+/*
+ * The drops map's entries: room for reasons to come, so that a new reason
+ * leaves the pinned map's size, and a restart across versions, as it was.
+ */
+#define UPF_DROP_SLOTS 32
+_Static_assert(UPF_DROP__MAX <= UPF_DROP_SLOTS, "more drop reasons than UPF_DROP_SLOTS");
 
 /* Interface roles; also the index of the per-interface counters. */
 enum upf_iface {
@@ -299,6 +308,18 @@ struct upf_nexthop {
 	__u8 dmac[6];
 	__u8 smac[6];
 	__u8 _pad2[2];
+};
+
+/* Values of local_addrs: where an address of the host may be reached from. */
+enum upf_local_flags {
+	UPF_LOCAL_ON_N6 = 1 << 0, /* held by the N6 device: N6 may reach it */
+};
+
+/* A listening socket of upfd's, set at load time; proto 0 = unused. */
+struct upf_listener {
+	__u8 proto; /* IPPROTO_TCP or IPPROTO_UDP */
+	__u8 _pad;
+	__u16 port;
 };
 
 /* A local GTP-U endpoint address, set at load time. */

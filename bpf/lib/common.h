@@ -64,14 +64,17 @@ struct upf_pkt {
 	__u8 dmac[ETH_ALEN], smac[ETH_ALEN];
 };
 
-/* Is addr one of this host's? IPv4 is looked up in its IPv4-mapped form. */
-static __always_inline int addr_is_local(__u8 family, const struct upf_addr *addr)
+/*
+ * The upf_local_flags of addr when it is one of this host's, else NULL.
+ * IPv4 is looked up in its IPv4-mapped form.
+ */
+static __always_inline __u8 *local_addr(__u8 family, const struct upf_addr *addr)
 {
 	struct upf_addr key = *addr;
 
 	if (family == 4)
 		key = (struct upf_addr){.a = {0, 0, bpf_htonl(0xffff), addr->a[0]}};
-	return bpf_map_lookup_elem(&local_addrs, &key) != NULL;
+	return bpf_map_lookup_elem(&local_addrs, &key);
 }
 
 #endif /* UPF_COMMON_H */

@@ -160,7 +160,7 @@ static __always_inline int fwd_lookup(struct xdp_md *ctx, struct upf_pkt *p,
 	case BPF_FIB_LKUP_RET_FRAG_NEEDED:
 		return -UPF_DROP_MTU;
 	case BPF_FIB_LKUP_RET_NOT_FWDED: /* local, broadcast, multicast, or no route */
-		if (p->uplink && !far->ohc && addr_is_local(family, dst))
+		if (p->uplink && !far->ohc && local_addr(family, dst))
 			return -UPF_DROP_UE_TO_LOCAL;
 		return -UPF_DROP_NO_ROUTE;
 	}

@@ -126,7 +126,8 @@ func newLogger(l config.Log) *slog.Logger {
 func run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	ifaces, access, core := interfaces(cfg)
 	endpoints := append(slices.Clone(access), core...)
-	opts := datapath.Options{Interfaces: ifaces, GTPUAddrs: endpoints, MaxSessions: cfg.MaxSessions, PinPath: cfg.PinPath}
+	opts := datapath.Options{Interfaces: ifaces, GTPUAddrs: endpoints, MaxSessions: cfg.MaxSessions, PinPath: cfg.PinPath,
+		Listeners: listeners(cfg)}
 	d, saved, err := loadDatapath(opts, cfg.StateFile, log)
 	if err != nil {
 		return err
@@ -224,6 +225,18 @@ func interfaces(cfg *config.Config) (ifaces []datapath.Interface, access, core [
 		}
 	}
 	return ifaces, access, core
+}
+
+// listeners are upfd's sockets besides GTP-U, which the datapath keeps
+// the data network from.
+func listeners(cfg *config.Config) []datapath.Listener {
+	ls := []datapath.Listener{{Network: "udp", Port: cfg.PFCP.Listen.Port()}}
+	for _, l := range []netip.AddrPort{cfg.API.Listen, cfg.Metrics.Listen} {
+		if l.IsValid() {
+			ls = append(ls, datapath.Listener{Network: "tcp", Port: l.Port()})
+		}
+	}
+	return ls
 }
 
 // loadDatapath loads the datapath. Maps pinned by an earlier process come

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -22,7 +23,9 @@ const bpffsMagic = 0xcafe4a11
 // network namespace: each interface's device exists; each address upfd
 // listens on (pfcp.listen over UDP, the n3 and n9 interfaces' for GTP-U,
 // api.listen and metrics.listen over TCP) is one of the host's and free,
-// which it learns by binding each and letting it go at once; forwarding is on for each device, or upfd can turn it on; and
+// which it learns by binding each and letting it go at once, and is not
+// the n6 device's, where the datapath keeps the data network from upfd's
+// sockets; forwarding is on for each device, or upfd can turn it on; and
 // the BPF file system is mounted where pin_path needs it. c is
 // one that Validate accepts. With pin_path set, the state file must not
 // be a directory. Errors name where the key was set, as
@@ -31,16 +34,17 @@ func (c *Config) CheckHost() error {
 	v := &validator{origin: c.origin}
 	v.devices(c.Interfaces)
 	v.forwarding(c.Interfaces)
-	v.bind("pfcp.listen", "udp", c.PFCP.Listen)
+	n6 := findN6(c.Interfaces)
+	v.bind("pfcp.listen", "udp", c.PFCP.Listen, n6)
 	for i, iface := range c.Interfaces {
 		at := v.where(yamlfile.KeyPath(yamlfile.ItemPath("interfaces", i), "address"), yamlfile.ItemPath("interfaces", i))
 		if iface.Role == RoleN3 || iface.Role == RoleN9 {
 			// Echo and Error Indication leave from each path's own address.
-			v.bind(at, "udp", netip.AddrPortFrom(iface.Address, gtpu.Port))
+			v.bind(at, "udp", netip.AddrPortFrom(iface.Address, gtpu.Port), n6)
 		}
 	}
-	v.bind("api.listen", "tcp", c.API.Listen)
-	v.bind("metrics.listen", "tcp", c.Metrics.Listen)
+	v.bind("api.listen", "tcp", c.API.Listen, n6)
+	v.bind("metrics.listen", "tcp", c.Metrics.Listen, n6)
 	if c.PinPath != "" {
 		if why := bpffsProblem(BPFFS); why != "" {
 			v.addHost("pin_path", why)
@@ -161,15 +165,51 @@ func devicesHere() string {
 
 // bind checks that upfd can listen on addr (port 0: that the address is
 // the host's): it binds a socket there and closes it. The invalid addr
-// of a server turned off is not checked.
-func (v *validator) bind(path, network string, addr netip.AddrPort) {
+// of a server turned off is not checked. An address of the n6 device is
+// refused: the datapath lets nothing of the data network reach upfd's
+// sockets, so nothing would reach this one.
+func (v *validator) bind(path, network string, addr netip.AddrPort, n6 n6Device) {
 	if !addr.IsValid() {
+		return
+	}
+	if n6.holds(addr.Addr()) {
+		v.addHost(path, fmt.Sprintf("%s is an address of %s, the n6 device, where the datapath lets the data network reach none of upfd's sockets; use an address of another device",
+			addr.Addr(), yamlfile.Quote(n6.name)))
 		return
 	}
 	if err := tryBind(network, addr); err != nil {
 		v.addHost(path, bindProblem(network, addr, err))
 	}
 }
+
+// n6Device is the n6 interface's device and its addresses.
+type n6Device struct {
+	name  string
+	addrs []netip.Addr
+}
+
+// findN6 finds the n6 interface's device; a device that is not here
+// has no addresses (devices says so).
+func findN6(list []Interface) n6Device {
+	for _, iface := range list {
+		if iface.Role != RoleN6 {
+			continue
+		}
+		n6 := n6Device{name: iface.Name}
+		if dev, err := net.InterfaceByName(iface.Name); err == nil {
+			addrs, _ := dev.Addrs()
+			for _, a := range addrs {
+				if p, err := netip.ParsePrefix(a.String()); err == nil {
+					n6.addrs = append(n6.addrs, p.Addr())
+				}
+			}
+		}
+		return n6
+	}
+	return n6Device{}
+}
+
+func (n n6Device) holds(a netip.Addr) bool { return slices.Contains(n.addrs, a.Unmap()) }
 
 func tryBind(network string, addr netip.AddrPort) error {
 	if network == "udp" {

@@ -13,13 +13,13 @@ import (
 )
 
 // hostNamespace makes a namespace shaped as the lab's UPF namespace for
-// CheckHost: devices n3 (198.18.3.2), n6, n9 (198.18.9.2) and n4
+// CheckHost: devices n3 (198.18.3.2), n6 (198.18.6.2), n9 (198.18.9.2) and n4
 // (198.18.4.2), veths whose peers stay inside, and loopback up.
 func hostNamespace(t *testing.T) string {
 	ns := testenv.Namespace(t, "sluice-cfg")
 	in := func(args ...string) { testenv.Sh(t, append([]string{"ip", "-n", ns}, args...)...) }
 	in("link", "set", "lo", "up")
-	for _, dev := range []struct{ name, addr string }{{"n3", "198.18.3.2/24"}, {"n6", ""}, {"n9", "198.18.9.2/24"}, {"n4", "198.18.4.2/24"}} {
+	for _, dev := range []struct{ name, addr string }{{"n3", "198.18.3.2/24"}, {"n6", "198.18.6.2/24"}, {"n9", "198.18.9.2/24"}, {"n4", "198.18.4.2/24"}} {
 		in("link", "add", dev.name, "type", "veth", "peer", "name", dev.name+"p")
 		if dev.addr != "" {
 			in("addr", "add", dev.addr, "dev", dev.name)
@@ -117,6 +117,17 @@ func TestPrivilegedCheckHost(t *testing.T) {
 		name: "the metrics' address is not here",
 		args: []string{"--metrics.listen=198.18.4.9:9090"},
 		want: `flag --metrics.listen: 198.18.4.9 is not an address of this host (in this network namespace); add it to a device, or choose one that ip -br addr shows`,
+	}, {
+		name: "PFCP on the N6 address",
+		args: []string{"--pfcp.listen=198.18.6.2:8805"},
+		want: `flag --pfcp.listen: 198.18.6.2 is an address of "n6", the n6 device, where the datapath lets the data network reach none of upfd's sockets; use an address of another device`,
+	}, {
+		name: "the API on the N6 address",
+		env:  []string{"UPFD_API_LISTEN=198.18.6.2:8080"},
+		want: `env UPFD_API_LISTEN: 198.18.6.2 is an address of "n6", the n6 device, where the datapath lets the data network reach none of upfd's sockets; use an address of another device`,
+	}, {
+		name: "metrics on every address: the datapath keeps N6 from the port",
+		args: []string{"--metrics.listen=0.0.0.0:9090"},
 	}, {
 		name:  "the state file of a pinned upfd is a directory",
 		args:  []string{"--pin_path=/sys/fs/bpf/sluice-cfg-test", "--state_file=/tmp"},

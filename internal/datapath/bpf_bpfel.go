@@ -46,7 +46,8 @@ const (
 	bpfUpfDropUPF_DROP_BUFFERED       bpfUpfDrop = 22
 	bpfUpfDropUPF_DROP_EVENT_LOST     bpfUpfDrop = 23
 	bpfUpfDropUPF_DROP_ADJUST         bpfUpfDrop = 24
-	bpfUpfDropUPF_DROP__MAX           bpfUpfDrop = 25
+	bpfUpfDropUPF_DROP_DN_TO_HOST     bpfUpfDrop = 25
+	bpfUpfDropUPF_DROP__MAX           bpfUpfDrop = 26
 )
 
 type bpfUpfEvent struct {
@@ -135,6 +136,13 @@ const (
 	bpfUpfIfaceUPF_IF_N9   bpfUpfIface = 2
 	bpfUpfIfaceUPF_IF__MAX bpfUpfIface = 3
 )
+
+type bpfUpfListener struct {
+	_     structs.HostLayout
+	Proto uint8
+	Pad   uint8
+	Port  uint16
+}
 
 type bpfUpfNexthop struct {
 	_          structs.HostLayout
@@ -262,6 +270,7 @@ const (
 	bpfVarCfgEventIntervalNs = "cfg_event_interval_ns"
 	bpfVarCfgGtpuEps         = "cfg_gtpu_eps"
 	bpfVarCfgIfindex         = "cfg_ifindex"
+	bpfVarCfgListeners       = "cfg_listeners"
 	bpfVarCfgMac             = "cfg_mac"
 	bpfVarCfgMbrBurstNs      = "cfg_mbr_burst_ns"
 	bpfVarCfgNexthopTtlNs    = "cfg_nexthop_ttl_ns"
@@ -346,6 +355,7 @@ type bpfVariableSpecs struct {
 	CfgEventIntervalNs *ebpf.VariableSpec `ebpf:"cfg_event_interval_ns"`
 	CfgGtpuEps         *ebpf.VariableSpec `ebpf:"cfg_gtpu_eps"`
 	CfgIfindex         *ebpf.VariableSpec `ebpf:"cfg_ifindex"`
+	CfgListeners       *ebpf.VariableSpec `ebpf:"cfg_listeners"`
 	CfgMac             *ebpf.VariableSpec `ebpf:"cfg_mac"`
 	CfgMbrBurstNs      *ebpf.VariableSpec `ebpf:"cfg_mbr_burst_ns"`
 	CfgNexthopTtlNs    *ebpf.VariableSpec `ebpf:"cfg_nexthop_ttl_ns"`
@@ -422,6 +432,7 @@ type bpfVariables struct {
 	CfgEventIntervalNs *ebpf.Variable `ebpf:"cfg_event_interval_ns"`
 	CfgGtpuEps         *ebpf.Variable `ebpf:"cfg_gtpu_eps"`
 	CfgIfindex         *ebpf.Variable `ebpf:"cfg_ifindex"`
+	CfgListeners       *ebpf.Variable `ebpf:"cfg_listeners"`
 	CfgMac             *ebpf.Variable `ebpf:"cfg_mac"`
 	CfgMbrBurstNs      *ebpf.Variable `ebpf:"cfg_mbr_burst_ns"`
 	CfgNexthopTtlNs    *ebpf.Variable `ebpf:"cfg_nexthop_ttl_ns"`

@@ -20,6 +20,7 @@ var dropNames = [...]string{
 	"unsupported", "not_local", "no_session", "no_pdr", "ohr_mismatch", "far_drop",
 	"far_missing", "gate_closed", "mbr", "quota", "ttl_expired", "mtu", "no_route",
 	"no_neigh", "ue_to_local", "redirect", "buffered", "event_lost", "adjust",
+	"dn_to_host",
 }
 
 // String is the reason's name as metrics and logs show it, e.g. "no_pdr".
@@ -56,6 +57,7 @@ const (
 	DropBuffered      = DropReason(bpfUpfDropUPF_DROP_BUFFERED)
 	DropEventLost     = DropReason(bpfUpfDropUPF_DROP_EVENT_LOST)
 	DropAdjust        = DropReason(bpfUpfDropUPF_DROP_ADJUST)
+	DropDNToHost      = DropReason(bpfUpfDropUPF_DROP_DN_TO_HOST)
 	numDropReasons    = int(bpfUpfDropUPF_DROP__MAX)
 )
 

@@ -72,7 +72,20 @@ type Options struct {
 	// asking again: route and neighbour changes show within it. 0 means
 	// 50 ms, negative disables the cache.
 	NextHopTTL time.Duration
+	// Listeners are the host's sockets besides GTP-U that the data network
+	// must never reach (upfd's PFCP, API, metrics): N6 traffic to their
+	// ports is dropped at every address. At most MaxListeners.
+	Listeners []Listener
 }
+
+// Listener is a listening socket by transport and port.
+type Listener struct {
+	Network string // "tcp" or "udp"
+	Port    uint16
+}
+
+// MaxListeners is how many listeners the datapath keeps N6 from.
+const MaxListeners = 4
 
 // MaxGTPUEndpoints is how many local GTP-U addresses the datapath tells apart.
 const MaxGTPUEndpoints = 4
@@ -172,6 +185,9 @@ func Load(opts Options) (*Datapath, error) {
 	if len(opts.GTPUAddrs) > MaxGTPUEndpoints {
 		return nil, fmt.Errorf("datapath: %d GTP-U addresses, at most %d", len(opts.GTPUAddrs), MaxGTPUEndpoints)
 	}
+	if len(opts.Listeners) > MaxListeners {
+		return nil, fmt.Errorf("datapath: %d listeners, at most %d", len(opts.Listeners), MaxListeners)
+	}
 	ifaces := make(map[Role]*net.Interface)
 	mtus := make(map[Role]int)
 	for _, i := range opts.Interfaces {
@@ -262,25 +278,37 @@ func Load(opts Options) (*Datapath, error) {
 	return d, nil
 }
 
-// SyncLocalAddrs tells the datapath which addresses are this host's, from
-// the interfaces of the current network namespace: traffic to them goes to
-// the kernel, and UEs may not reach them. Call it when addresses change.
+// SyncLocalAddrs tells the datapath which addresses are this host's, and
+// which of them the N6 device holds, from the devices of the current
+// network namespace: traffic to them goes to the kernel (from N6 only to
+// the N6 device's), and UEs may not reach them. Call it when addresses
+// change.
 func (d *Datapath) SyncLocalAddrs() error {
-	addrs, err := net.InterfaceAddrs()
+	devs, err := net.Interfaces()
 	if err != nil {
 		return fmt.Errorf("datapath: list local addresses: %w", err)
 	}
-	want := map[bpfUpfAddr]bool{}
-	for _, a := range addrs {
-		if p, err := netip.ParsePrefix(a.String()); err == nil {
-			want[bpfUpfAddr{A: addrWords(netip.AddrFrom16(p.Addr().As16()))}] = true
+	want := map[bpfUpfAddr]uint8{}
+	for _, dev := range devs {
+		addrs, err := dev.Addrs()
+		if err != nil {
+			return fmt.Errorf("datapath: list addresses of %s: %w", dev.Name, err)
+		}
+		var flags uint8
+		if n6 := d.ifaces[N6]; n6 != nil && n6.Index == dev.Index {
+			flags = localOnN6
+		}
+		for _, a := range addrs {
+			if p, err := netip.ParsePrefix(a.String()); err == nil {
+				want[bpfUpfAddr{A: addrWords(netip.AddrFrom16(p.Addr().As16()))}] |= flags
+			}
 		}
 	}
 	var key bpfUpfAddr
 	var stale []bpfUpfAddr
-	var one uint8
-	for it := d.objs.LocalAddrs.Iterate(); it.Next(&key, &one); {
-		if !want[key] {
+	var flags uint8
+	for it := d.objs.LocalAddrs.Iterate(); it.Next(&key, &flags); {
+		if _, ok := want[key]; !ok {
 			stale = append(stale, key)
 		}
 	}
@@ -289,13 +317,17 @@ func (d *Datapath) SyncLocalAddrs() error {
 			return fmt.Errorf("datapath: forget local address: %w", err)
 		}
 	}
-	for k := range want {
-		if err := d.objs.LocalAddrs.Put(&k, uint8(1)); err != nil {
+	for k, flags := range want {
+		if err := d.objs.LocalAddrs.Put(&k, flags); err != nil {
 			return fmt.Errorf("datapath: add local address: %w", err)
 		}
 	}
 	return nil
 }
+
+// localOnN6 is UPF_LOCAL_ON_N6 of the contract: the N6 device holds the
+// address, so the data network may reach the host at it.
+const localOnN6 = 1 << 0
 
 func setConstants(spec *ebpf.CollectionSpec, opts Options, ifaces map[Role]*net.Interface) error {
 	var eps [MaxGTPUEndpoints]bpfUpfGtpuEp
@@ -327,7 +359,16 @@ func setConstants(spec *ebpf.CollectionSpec, opts Options, ifaces map[Role]*net.
 	case nhTTL < 0:
 		nhTTL = 0
 	}
+	var listeners [MaxListeners]bpfUpfListener
+	for i, l := range opts.Listeners {
+		proto, ok := map[string]uint8{"tcp": unix.IPPROTO_TCP, "udp": unix.IPPROTO_UDP}[l.Network]
+		if !ok {
+			return fmt.Errorf("datapath: listener on %s port %d: want network tcp or udp", l.Network, l.Port)
+		}
+		listeners[i] = bpfUpfListener{Proto: proto, Port: l.Port}
+	}
 	for name, v := range map[string]any{
+		"cfg_listeners":         listeners,
 		"cfg_gtpu_eps":          eps,
 		"cfg_ifindex":           ifindex,
 		"cfg_mac":               mac,

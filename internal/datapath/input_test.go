@@ -124,8 +124,16 @@ func TestPrivilegedHostTraffic(t *testing.T) {
 	noUE.dst = netip.MustParseAddr("10.45.0.99")
 	noUE6 := down6
 	noUE6.dst = netip.MustParseAddr("2001:2:0:46::1")
-	toN6 := downFlow
-	toN6.dst = addrN6
+	fromDN := func(dst netip.Addr, proto layers.IPProtocol, port uint16) []byte {
+		src := addrDN
+		if dst.Is6() {
+			src = addrDNv6
+		}
+		return downlink(flow{src: src, dst: dst, proto: proto, sport: 40000, dport: port, payload: 32})
+	}
+	udp, tcp, icmp := layers.IPProtocolUDP, layers.IPProtocolTCP, layers.IPProtocolICMPv4
+	laterFragment := fromDN(addrN6, udp, 8805)
+	laterFragment[14+6], laterFragment[14+7] = 0, 0x10 // offset 128: no UDP header in it
 	runFixtures(t, []fixture{
 		{name: "ARP on N3", role: N3, frame: arp, want: Passed},
 		{name: "ARP on N6", role: N6, frame: arp, want: Passed},
@@ -138,7 +146,25 @@ func TestPrivilegedHostTraffic(t *testing.T) {
 		{name: "LLDP", role: N3, frame: lldp, want: Dropped, drop: DropUnsupported},
 		{name: "N6 to an address of no session", role: N6, frame: downlink(noUE), want: Dropped, drop: DropNoSession},
 		{name: "N6 to an IPv6 prefix of no session", role: N6, frame: downlink(noUE6), want: Dropped, drop: DropNoSession},
-		{name: "N6 to the UPF's own address", role: N6, frame: downlink(toN6), want: Passed},
+		// The data network reaches the N6 device's own addresses, and at
+		// them none of upfd's sockets.
+		{name: "N6 UDP to the N6 address", role: N6, frame: fromDN(addrN6, udp, 5001), want: Passed},
+		{name: "N6 TCP to the N6 address", role: N6, frame: fromDN(addrN6, tcp, 22), want: Passed},
+		{name: "N6 ICMP to the N6 address", role: N6, frame: fromDN(addrN6, icmp, 0), want: Passed},
+		{name: "N6 UDP to the N6 IPv6 address", role: N6, frame: fromDN(addrN6v6, udp, 5001), want: Passed},
+		{name: "N6 later IPv4 fragment to the N6 address", role: N6, frame: laterFragment, want: Passed},
+		{name: "neighbour solicitation on N6", role: N6, frame: ns6(), want: Passed},
+		{name: "N6 PFCP to the N6 address", role: N6, frame: fromDN(addrN6, udp, 8805), want: Dropped, drop: DropDNToHost},
+		{name: "N6 GTP-U to the N6 address", role: N6, frame: fromDN(addrN6, udp, 2152), want: Dropped, drop: DropDNToHost},
+		{name: "N6 to the API port", role: N6, frame: fromDN(addrN6, tcp, 8080), want: Dropped, drop: DropDNToHost},
+		{name: "N6 to the metrics port", role: N6, frame: fromDN(addrN6, tcp, 9090), want: Dropped, drop: DropDNToHost},
+		{name: "N6 IPv6 to the PFCP port", role: N6, frame: fromDN(addrN6v6, udp, 8805), want: Dropped, drop: DropDNToHost},
+		{name: "N6 IPv6 extension header to the N6 address", role: N6,
+			frame: fromDN(addrN6v6, layers.IPProtocolIPv6Destination, 0), want: Dropped, drop: DropDNToHost},
+		{name: "N6 GTP-U to the N3 address", role: N6, frame: fromDN(addrN3, udp, 2152), want: Dropped, drop: DropDNToHost},
+		{name: "N6 ICMP to the N3 address", role: N6, frame: fromDN(addrN3, icmp, 0), want: Dropped, drop: DropDNToHost},
+		{name: "N6 to the N3 IPv6 address", role: N6, frame: fromDN(addrN3v6, udp, 5001), want: Dropped, drop: DropDNToHost},
+		{name: "N6 to the N9 address", role: N6, frame: fromDN(addrN9, tcp, 22), want: Dropped, drop: DropDNToHost},
 	})
 }
 

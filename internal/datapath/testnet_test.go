@@ -22,6 +22,7 @@ var (
 	addrN3v6  = netip.MustParseAddr("2001:2:0:3::2")
 	addrN9    = netip.MustParseAddr("198.18.9.2")
 	addrN6    = netip.MustParseAddr("198.18.6.2")
+	addrN6v6  = netip.MustParseAddr("2001:2:0:6::2")
 	addrGNB   = netip.MustParseAddr("198.18.3.1")
 	addrGNBv6 = netip.MustParseAddr("2001:2:0:3::1")
 	addrPeer  = netip.MustParseAddr("198.18.9.1")
@@ -40,6 +41,10 @@ const (
 	epN9   = 2
 )
 
+// upfdListeners are upfd's sockets at their default ports: PFCP, the REST
+// API, metrics.
+var upfdListeners = []Listener{{"udp", 8805}, {"tcp", 8080}, {"tcp", 9090}}
+
 // loadIn loads a fresh datapath inside ns, closed when the test ends.
 func loadIn(t testing.TB, ns string, opts Options) *Datapath {
 	t.Helper()
@@ -51,6 +56,9 @@ func loadIn(t testing.TB, ns string, opts Options) *Datapath {
 	}
 	if opts.MaxSessions == 0 {
 		opts.MaxSessions = 1024
+	}
+	if opts.Listeners == nil {
+		opts.Listeners = upfdListeners
 	}
 	var d *Datapath
 	err := netns.Do(ns, func() (err error) {

@@ -157,8 +157,15 @@ func run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		return err
 	}
 	defer gtp.Close()
+	peers, err := cfg.PeerNetworks()
+	if err != nil {
+		return err
+	}
+	if len(cfg.PFCP.Peers) == 0 {
+		log.Info("upfd: pfcp.peers is empty: taking requests from SMFs on pfcp.listen's own networks", "networks", peers)
+	}
 	srv, err := pfcp.New(pfcp.Config{
-		NodeID: cfg.NodeID, Listen: cfg.PFCP.Listen, Peers: cfg.PFCP.Peers, Recovery: time.Now(),
+		NodeID: cfg.NodeID, Listen: cfg.PFCP.Listen, Peers: peers, Recovery: time.Now(),
 		T1: cfg.PFCP.T1, N1: cfg.PFCP.N1,
 		Heartbeat: cfg.PFCP.HeartbeatInterval, HeartbeatRetries: cfg.PFCP.HeartbeatRetries, PeerGrace: cfg.PFCP.PeerGrace,
 		Associate: cfg.PFCP.Associate,

@@ -73,7 +73,10 @@ type Config struct {
 // PFCP is the N4 endpoint.
 type PFCP struct {
 	Listen netip.AddrPort // pfcp.listen: where upfd takes PFCP, host:port
-	Peers  []netip.Addr   // pfcp.peers: SMFs allowed to associate; empty lets any in
+	// Peers are the SMFs upfd takes requests from (pfcp.peers), each an
+	// address (a full-length prefix) or a network; empty lets in those on
+	// the networks of pfcp.listen's device (PeerNetworks).
+	Peers []netip.Prefix
 	// Associate are the SMFs upfd sends Association Setup Request to itself
 	// (pfcp.associate: address or address:port, port DefaultPFCPPort when
 	// left out). Each must also be in Peers, unless Peers is empty.

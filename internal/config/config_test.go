@@ -87,12 +87,25 @@ func mustParse(t *testing.T, text string) *Config {
 	return withoutSource(c)
 }
 
+// peers are pfcp.peers as upfd reads them.
+func peers(list ...string) []netip.Prefix {
+	out := make([]netip.Prefix, len(list))
+	for i, s := range list {
+		p, err := parsePeer(s)
+		if err != nil {
+			panic(err)
+		}
+		out[i] = p
+	}
+	return out
+}
+
 func TestParseExample(t *testing.T) {
 	want := &Config{
 		NodeID: "198.18.4.2",
 		PFCP: PFCP{
 			Listen:            netip.MustParseAddrPort("198.18.4.2:8805"),
-			Peers:             []netip.Addr{netip.MustParseAddr("198.18.4.1")},
+			Peers:             peers("198.18.4.1"),
 			Associate:         []netip.AddrPort{},
 			HeartbeatInterval: 10 * time.Second,
 			HeartbeatRetries:  3,
@@ -207,7 +220,7 @@ func TestParseKeepsDefaultsOfAbsentKeys(t *testing.T) {
 	got := mustParse(t, "max_sessions: 5\npfcp:\n  peers: [198.18.4.1, 2001:db8::1]\n")
 	want := Default()
 	want.MaxSessions = 5
-	want.PFCP.Peers = []netip.Addr{netip.MustParseAddr("198.18.4.1"), netip.MustParseAddr("2001:db8::1")}
+	want.PFCP.Peers = peers("198.18.4.1", "2001:db8::1")
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)
 	}
@@ -257,10 +270,17 @@ func TestParseKeys(t *testing.T) {
 			}
 		},
 	}, {
+		name: "associate with an SMF of a peer network",
+		text: "pfcp:\n  peers: [198.18.4.0/24, 2001:db8::/64]\n  associate: [198.18.4.5]\n",
+		want: func(c *Config) {
+			c.PFCP.Peers = peers("198.18.4.0/24", "2001:db8::/64")
+			c.PFCP.Associate = []netip.AddrPort{netip.MustParseAddrPort("198.18.4.5:8805")}
+		},
+	}, {
 		name: "associate with an SMF among the peers",
 		text: "pfcp:\n  peers: [198.18.4.1, 198.18.4.5]\n  associate: [198.18.4.5]\n",
 		want: func(c *Config) {
-			c.PFCP.Peers = []netip.Addr{netip.MustParseAddr("198.18.4.1"), netip.MustParseAddr("198.18.4.5")}
+			c.PFCP.Peers = peers("198.18.4.1", "198.18.4.5")
 			c.PFCP.Associate = []netip.AddrPort{netip.MustParseAddrPort("198.18.4.5:8805")}
 		},
 	}, {
@@ -447,7 +467,7 @@ func TestParseErrors(t *testing.T) {
 	}, {
 		name: "single value for a list",
 		text: "pfcp:\n  peers: 198.18.4.1\n",
-		want: `upfd.yaml:2: pfcp.peers: got a single value; want a list of addresses such as [198.18.4.1]`,
+		want: `upfd.yaml:2: pfcp.peers: got a single value; want a list of addresses or networks such as [198.18.4.1]`,
 	}, {
 		name: "single value for a mapping",
 		text: "pfcp: 198.18.4.2:8805\n",
@@ -467,11 +487,15 @@ func TestParseErrors(t *testing.T) {
 	}, {
 		name: "peer is a host name",
 		text: "pfcp:\n  peers:\n    - 198.18.4.1\n    - smf.local\n",
-		want: `upfd.yaml:4: pfcp.peers[1]: "smf.local" is not an IPv4 or IPv6 address; write the SMF's N4 address, e.g. 198.18.4.1`,
+		want: `upfd.yaml:4: pfcp.peers[1]: "smf.local" is neither an IP address nor a network; write the SMF's N4 address, e.g. 198.18.4.1, or its network, e.g. 198.18.4.0/24`,
 	}, {
 		name: "peer with port",
 		text: "pfcp:\n  peers: [198.18.4.1:8805]\n",
 		want: `upfd.yaml:2: pfcp.peers[0]: "198.18.4.1:8805" has a port; write the address alone, 198.18.4.1`,
+	}, {
+		name: "peer network with host bits",
+		text: "pfcp:\n  peers: [198.18.4.1/24]\n",
+		want: `upfd.yaml:2: pfcp.peers[0]: 198.18.4.1/24 has host bits set; write 198.18.4.0/24 for the network, or 198.18.4.1 for the SMF alone`,
 	}, {
 		name: "node_id empty",
 		text: "node_id: \"\"\n",

@@ -164,8 +164,8 @@ func (d *decoder) pfcp(n *yaml.Node, path string, p *PFCP) error {
 			case "listen":
 				p.Listen, err = scalarAs(d, value, sub, "an address and port such as 198.18.4.2:8805", parseListen)
 			case "peers":
-				p.Peers, err = listOf(d, value, sub, "a list of addresses such as [198.18.4.1]",
-					"an address such as 198.18.4.1", parsePeer)
+				p.Peers, err = listOf(d, value, sub, "a list of addresses or networks such as [198.18.4.1]",
+					"an address such as 198.18.4.1 or a network such as 198.18.4.0/24", parsePeer)
 			case "associate":
 				p.Associate, err = listOf(d, value, sub, "a list of addresses such as [198.18.4.1]",
 					"an address such as 198.18.4.1 or 198.18.4.1:8805", parseSMF)

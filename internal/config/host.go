@@ -182,6 +182,47 @@ func (v *validator) bind(path, network string, addr netip.AddrPort, n6 n6Device)
 	}
 }
 
+// PeerNetworks are the SMFs upfd takes requests from: pfcp.peers, or when
+// that is empty, the networks of the device that holds pfcp.listen's
+// address (with an unspecified address, of every device but the n6 one),
+// read from the host: an SMF on N4's own link, never one from anywhere.
+func (c *Config) PeerNetworks() ([]netip.Prefix, error) {
+	if len(c.PFCP.Peers) > 0 {
+		return c.PFCP.Peers, nil
+	}
+	devs, err := net.Interfaces()
+	if err != nil {
+		return nil, fmt.Errorf("pfcp.peers: list the host's devices: %w", err)
+	}
+	listen := c.PFCP.Listen.Addr().Unmap()
+	n6 := findN6(c.Interfaces)
+	var nets []netip.Prefix
+	for _, dev := range devs {
+		if dev.Name == n6.name {
+			continue
+		}
+		addrs, err := dev.Addrs()
+		if err != nil {
+			return nil, fmt.Errorf("pfcp.peers: list the addresses of %s: %w", dev.Name, err)
+		}
+		var mine []netip.Prefix
+		holds := listen.IsUnspecified()
+		for _, a := range addrs {
+			if p, err := netip.ParsePrefix(a.String()); err == nil {
+				mine = append(mine, p.Masked())
+				holds = holds || p.Addr() == listen
+			}
+		}
+		if holds {
+			nets = append(nets, mine...)
+		}
+	}
+	if len(nets) == 0 {
+		return nil, fmt.Errorf("pfcp.peers: empty, and no device holds pfcp.listen's address %s to take the SMFs' networks from; list the SMFs in pfcp.peers", listen)
+	}
+	return nets, nil
+}
+
 // n6Device is the n6 interface's device and its addresses.
 type n6Device struct {
 	name  string

@@ -3,8 +3,10 @@ package config
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 
@@ -265,4 +267,54 @@ func TestCheckHostHelper(t *testing.T) {
 		return
 	}
 	fmt.Println("check: " + err.Error())
+}
+
+// TestPrivilegedPeerNetworks pins down whom an empty pfcp.peers lets in:
+// the networks of pfcp.listen's device, never the data network's.
+func TestPrivilegedPeerNetworks(t *testing.T) {
+	ns := hostNamespace(t)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string // IPv4 networks; IPv6 link-local ones are left out
+	}{
+		{"pfcp.listen's device", nil, []string{"198.18.4.0/24"}},
+		{"every device but n6", []string{"--pfcp.listen=0.0.0.0:8805"}, []string{"127.0.0.0/8", "198.18.3.0/24", "198.18.9.0/24", "198.18.4.0/24"}},
+		{"pfcp.peers as written", []string{"--pfcp.peers=198.18.40.0/24,198.18.4.1"}, []string{"198.18.40.0/24", "198.18.4.1/32"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, _, err := Load(tc.args, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []netip.Prefix
+			err = netns.Do(ns, func() (err error) {
+				got, err = c.PeerNetworks()
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var v4 []string
+			for _, p := range got {
+				if p.Addr().Is4() {
+					v4 = append(v4, p.String())
+				}
+			}
+			if !slices.Equal(v4, tc.want) {
+				t.Errorf("got %v, want %v", v4, tc.want)
+			}
+		})
+	}
+	t.Run("no device holds the listen address", func(t *testing.T) {
+		c, _, err := Load([]string{"--pfcp.listen=198.18.5.2:8805"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = netns.Do(ns, func() error { _, err := c.PeerNetworks(); return err })
+		want := "pfcp.peers: empty, and no device holds pfcp.listen's address 198.18.5.2 to take the SMFs' networks from; list the SMFs in pfcp.peers"
+		if errorText(err) != want {
+			t.Errorf("got  %v\nwant %s", err, want)
+		}
+	})
 }

@@ -62,8 +62,8 @@ func TestLoadPrecedence(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c.PFCP.T1 != tc.t1 || listText(c.PFCP.Peers) != tc.peers || len(rest) != 0 {
-				t.Errorf("got t1 %v, peers %s, rest %q; want %v, %s", c.PFCP.T1, listText(c.PFCP.Peers), rest, tc.t1, tc.peers)
+			if c.PFCP.T1 != tc.t1 || peersText(c.PFCP.Peers) != tc.peers || len(rest) != 0 {
+				t.Errorf("got t1 %v, peers %s, rest %q; want %v, %s", c.PFCP.T1, peersText(c.PFCP.Peers), rest, tc.t1, tc.peers)
 			}
 			if got := c.Sources(); !slices.Equal(got, tc.wantSources) {
 				t.Errorf("sources %q, want %q", got, tc.wantSources)
@@ -97,13 +97,13 @@ func TestLoadValues(t *testing.T) {
 		name: "a list written plainly, with spaces",
 		env:  []string{"UPFD_PFCP_PEERS= 198.18.4.1, 2001:db8::1 "},
 		want: func(c *Config) {
-			c.PFCP.Peers = []netip.Addr{netip.MustParseAddr("198.18.4.1"), netip.MustParseAddr("2001:db8::1")}
+			c.PFCP.Peers = peers("198.18.4.1", "2001:db8::1")
 		},
 	}, {
 		name: "a list of one, and an IPv6 address with a port quoted",
 		args: []string{"--pfcp.associate", `["[2001:db8::1]:8806"]`, "--pfcp.peers=[2001:db8::1]"},
 		want: func(c *Config) {
-			c.PFCP.Peers = []netip.Addr{netip.MustParseAddr("2001:db8::1")}
+			c.PFCP.Peers = peers("2001:db8::1")
 			c.PFCP.Associate = []netip.AddrPort{netip.MustParseAddrPort("[2001:db8::1]:8806")}
 		},
 	}, {
@@ -245,7 +245,7 @@ func TestLoadErrors(t *testing.T) {
 	}, {
 		name: "variable's plain list with a bad item",
 		env:  []string{"UPFD_PFCP_PEERS=198.18.4.1,smf.local"},
-		want: `env UPFD_PFCP_PEERS: pfcp.peers[1]: "smf.local" is not an IPv4 or IPv6 address; write the SMF's N4 address, e.g. 198.18.4.1`,
+		want: `env UPFD_PFCP_PEERS: pfcp.peers[1]: "smf.local" is neither an IP address nor a network; write the SMF's N4 address, e.g. 198.18.4.1, or its network, e.g. 198.18.4.0/24`,
 	}, {
 		name: "flag with a bad value",
 		args: []string{"--pfcp.t1=3"},

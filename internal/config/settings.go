@@ -53,7 +53,8 @@ func (s *setting) flag() string { return "--" + s.path }
 var settings = []setting{
 	{"node_id", single, "PFCP Node ID: an IP address or an FQDN", func(c *Config) string { return yamlString(c.NodeID) }},
 	{"pfcp.listen", single, "where upfd takes PFCP (UDP), address:port", func(c *Config) string { return addrPortText(c.PFCP.Listen) }},
-	{"pfcp.peers", singles, "SMFs allowed to associate; [] lets any in", func(c *Config) string { return listText(c.PFCP.Peers) }},
+	{"pfcp.peers", singles, "SMFs let in, by address or network; [] lets in those on pfcp.listen's own networks",
+		func(c *Config) string { return peersText(c.PFCP.Peers) }},
 	{"pfcp.associate", singles, "SMFs upfd associates with itself, address or address:port", func(c *Config) string { return listText(c.PFCP.Associate) }},
 	{"pfcp.heartbeat_interval", single, "how often each associated SMF gets a Heartbeat Request; 0 sends none",
 		func(c *Config) string { return durationText(c.PFCP.HeartbeatInterval) }},
@@ -173,6 +174,19 @@ func listText[T fmt.Stringer](list []T) string {
 	items := make([]string, len(list))
 	for i, item := range list {
 		items[i] = yamlString(item.String())
+	}
+	return "[" + strings.Join(items, ", ") + "]"
+}
+
+// peersText writes an SMF's address alone, a network with its length.
+func peersText(list []netip.Prefix) string {
+	items := make([]string, len(list))
+	for i, p := range list {
+		items[i] = p.String()
+		if p.IsSingleIP() {
+			items[i] = p.Addr().String()
+		}
+		items[i] = yamlString(items[i])
 	}
 	return "[" + strings.Join(items, ", ") + "]"
 }

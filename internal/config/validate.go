@@ -94,8 +94,12 @@ func (v *validator) pfcp(p PFCP) {
 		v.add(listen, "%s has port 0; use %d, the PFCP port", p.Listen, DefaultPFCPPort)
 	}
 	for i, peer := range p.Peers {
-		if !peer.IsValid() {
-			v.add(yamlfile.ItemPath("pfcp.peers", i), "not an IP address; write the SMF's N4 address, e.g. 198.18.4.1")
+		path := yamlfile.ItemPath("pfcp.peers", i)
+		switch {
+		case !peer.IsValid():
+			v.add(path, "not an IP address; write the SMF's N4 address, e.g. 198.18.4.1")
+		case peer != peer.Masked():
+			v.add(path, "%s has host bits set; write %s for the network, or %s for the SMF alone", peer, peer.Masked(), peer.Addr())
 		}
 	}
 	v.associate(p.Associate, p.Peers)
@@ -113,11 +117,7 @@ func (v *validator) pfcp(p PFCP) {
 
 // associate checks the SMFs upfd associates with itself. Each must be
 // allowed by pfcp.peers, or upfd would refuse the requests that follow.
-func (v *validator) associate(list []netip.AddrPort, peers []netip.Addr) {
-	allowed := make([]netip.Addr, len(peers))
-	for i, peer := range peers {
-		allowed[i] = peer.Unmap()
-	}
+func (v *validator) associate(list []netip.AddrPort, peers []netip.Prefix) {
 	seen := map[netip.AddrPort]string{} // SMF to the path that first listed it
 	for i, to := range list {
 		path := yamlfile.ItemPath("pfcp.associate", i)
@@ -132,7 +132,7 @@ func (v *validator) associate(list []netip.AddrPort, peers []netip.Addr) {
 			v.add(path, "%s has port 0; use %d, the PFCP port", to, DefaultPFCPPort)
 		case listed:
 			v.add(path, "%s is already listed as %s%s; list each SMF once", to, first, v.onLine(first))
-		case len(allowed) > 0 && !slices.Contains(allowed, smf.Addr()):
+		case len(peers) > 0 && !slices.ContainsFunc(peers, func(p netip.Prefix) bool { return p.Contains(smf.Addr()) }):
 			v.add(path, "%s is not in pfcp.peers%s, so upfd would refuse its requests; add %s there",
 				to.Addr(), v.onLine("pfcp.peers"), to.Addr())
 		}

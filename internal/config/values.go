@@ -71,14 +71,20 @@ func parseServerListen(port int) func(string) (netip.AddrPort, error) {
 	}
 }
 
-func parsePeer(s string) (netip.Addr, error) {
+// parsePeer reads an SMF's address, as a full-length prefix, or a network
+// of SMFs; Validate checks that a network is canonical.
+func parsePeer(s string) (netip.Prefix, error) {
 	if addr, err := netip.ParseAddr(s); err == nil {
-		return addr, nil
+		return netip.PrefixFrom(addr, addr.BitLen()), nil
+	}
+	if p, err := netip.ParsePrefix(s); err == nil {
+		return p, nil
 	}
 	if ap, err := netip.ParseAddrPort(s); err == nil {
-		return netip.Addr{}, fmt.Errorf("%s has a port; write the address alone, %s", yamlfile.Quote(s), ap.Addr())
+		return netip.Prefix{}, fmt.Errorf("%s has a port; write the address alone, %s", yamlfile.Quote(s), ap.Addr())
 	}
-	return netip.Addr{}, fmt.Errorf("%s is not an IPv4 or IPv6 address; write the SMF's N4 address, e.g. 198.18.4.1", yamlfile.Quote(s))
+	return netip.Prefix{}, fmt.Errorf("%s is neither an IP address nor a network; write the SMF's N4 address, e.g. 198.18.4.1, or its network, e.g. 198.18.4.0/24",
+		yamlfile.Quote(s))
 }
 
 // parseGTPUAddress reads an interface address; "" means none, which

@@ -37,7 +37,7 @@ type direct struct {
 	dp    *datapath.Datapath
 	rec   *recorder
 	log   *recovered
-	peers []netip.Addr
+	peers []netip.Prefix
 	smf   *net.UDPConn
 	from  netip.AddrPort // the SMF's socket, where answers go
 	seq   uint32
@@ -46,7 +46,7 @@ type direct struct {
 // clock is the servers' time: usage reports carry it.
 var clock = time.Unix(1_750_000_000, 0)
 
-func newDirect(tb testing.TB, peers ...netip.Addr) *direct {
+func newDirect(tb testing.TB, peers ...netip.Prefix) *direct {
 	tb.Helper()
 	dp := loadDatapath(tb, 1024)
 	smf, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
@@ -721,7 +721,7 @@ func TestPrivilegedBadInput(t *testing.T) {
 	// Only allowed peers are served; a session request from any other
 	// cannot have an association (§6.2.6.1: No established PFCP Association).
 	t.Run("peer not allowed", func(t *testing.T) {
-		d := newDirect(t, netip.MustParseAddr("198.18.4.1"))
+		d := newDirect(t, netip.MustParsePrefix("198.18.4.1/32"))
 		for _, c := range []struct {
 			name  string
 			known string

@@ -174,7 +174,7 @@ func TestPrivilegedCodec(t *testing.T) {
 	// Table 7.4.4.2-1: an Association Setup Response has its Recovery
 	// Time Stamp, refusal or not.
 	t.Run("association setup from a peer not allowed", func(t *testing.T) {
-		d := newDirect(t, netip.MustParseAddr("198.18.4.1"))
+		d := newDirect(t, netip.MustParsePrefix("198.18.4.1/32"))
 		seq := d.next()
 		got := d.send(t, encode(t, setUp(seq)))
 		sameMessage(t, got, encode(t, message.NewAssociationSetupResponse(seq, us, ie.NewCause(64), ours)))

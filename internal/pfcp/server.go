@@ -32,7 +32,7 @@ import (
 type Config struct {
 	NodeID   string         // an IPv4/IPv6 address or an FQDN
 	Listen   netip.AddrPort // 8805 by convention
-	Peers    []netip.Addr   // allowed SMFs; empty: any
+	Peers    []netip.Prefix // the SMFs served, by address or network; empty: any
 	Recovery time.Time      // our Recovery Time Stamp: when we started
 	// T1 and N1 pace our own requests: resent every T1, given up after
 	// N1 sends. Zero: 3 s and 3.
@@ -146,9 +146,6 @@ func New(cfg Config, store *session.Store, compiler *rules.Compiler, dp Datapath
 	// Room for an SMF's burst of pipelined requests (the kernel caps it at
 	// net.core.rmem_max).
 	conn.SetReadBuffer(8 << 20)
-	if len(cfg.Peers) == 0 {
-		log.Warn("pfcp: no peers configured: accepting requests from any SMF")
-	}
 	cfg.setDefaults()
 	s := &Server{
 		cfg: cfg, nodeIE: nodeIDIE(cfg.NodeID), log: log, conn: conn, store: store, rules: compiler, dp: dp,
@@ -447,7 +444,8 @@ var responses = map[uint8]bool{
 }
 
 func (s *Server) allowed(a netip.Addr) bool {
-	return len(s.cfg.Peers) == 0 || slices.Contains(s.cfg.Peers, a.Unmap())
+	a = a.Unmap()
+	return len(s.cfg.Peers) == 0 || slices.ContainsFunc(s.cfg.Peers, func(p netip.Prefix) bool { return p.Contains(a) })
 }
 
 // notAllowedCause refuses a request from a peer that is not allowed. Such

@@ -31,7 +31,7 @@ type n4 struct {
 	seq uint32
 }
 
-func newN4(t *testing.T, peers ...netip.Addr) *n4 {
+func newN4(t *testing.T, peers ...netip.Prefix) *n4 {
 	return newN4With(t, func(c *Config) { c.Peers = peers })
 }
 
@@ -348,9 +348,21 @@ func TestPrivilegedRefusals(t *testing.T) {
 }
 
 func TestPrivilegedPeerNotAllowed(t *testing.T) {
-	n := newN4(t, netip.MustParseAddr("198.18.4.1"))
-	r := n.ask(message.NewAssociationSetupRequest(n.next(), smfNode, ie.NewRecoveryTimeStamp(time.Now())))
-	if c := causeIn(r); c != session.CauseRequestRejected {
-		t.Errorf("cause %d, want %d", c, session.CauseRequestRejected)
+	for _, tc := range []struct {
+		name  string
+		peers []netip.Prefix
+		want  uint8
+	}{
+		{"another SMF's address", []netip.Prefix{netip.MustParsePrefix("198.18.4.1/32")}, session.CauseRequestRejected},
+		{"another network", []netip.Prefix{netip.MustParsePrefix("198.18.4.0/24")}, session.CauseRequestRejected},
+		{"the SMF's network", []netip.Prefix{netip.MustParsePrefix("198.18.4.0/24"), netip.MustParsePrefix("127.0.0.0/8")}, session.CauseAccepted},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := newN4(t, tc.peers...)
+			r := n.ask(message.NewAssociationSetupRequest(n.next(), smfNode, ie.NewRecoveryTimeStamp(time.Now())))
+			if c := causeIn(r); c != tc.want {
+				t.Errorf("cause %d, want %d", c, tc.want)
+			}
+		})
 	}
 }

@@ -154,7 +154,7 @@ func appendFlowFilters(out []datapath.SDF, sdf session.SDF, uplink bool) []datap
 	for _, rp := range portsOrAny(remotePorts) {
 		for _, lp := range portsOrAny(localPorts) {
 			f := base
-			r, l := datapath.PortRange(rp), datapath.PortRange(lp)
+			r, l := portRange(fl.Proto, rp), portRange(fl.Proto, lp)
 			if uplink {
 				f.Src, f.Dst, f.SrcPorts, f.DstPorts = local, remote, l, r
 			} else {
@@ -164,6 +164,16 @@ func appendFlowFilters(out []datapath.SDF, sdf session.SDF, uplink bool) []datap
 		}
 	}
 	return out
+}
+
+// portRange is a flow's port range in the datapath. A packet without
+// ports (ICMP, ...) shows port 0 there, so the ports of "ip" (any
+// protocol) start at 1: they are TCP's, UDP's and SCTP's only.
+func portRange(proto uint8, p session.PortRange) datapath.PortRange {
+	if proto == 0 && p.Lo == 0 && p.Hi > 0 {
+		p.Lo = 1
+	}
+	return datapath.PortRange(p)
 }
 
 // anySDF is a PDI without SDF filters: it matches every packet.

@@ -282,6 +282,33 @@ func TestUplinkFlowIsMirrored(t *testing.T) {
 	}
 }
 
+// "ip" with ports means the ports of TCP, UDP and SCTP: the datapath's
+// range starts at 1, as a packet without ports shows port 0 there.
+func TestAnyProtocolPortsSkipPortZero(t *testing.T) {
+	c := newCompiler()
+	s := pduSession()
+	flow, err := session.ParseFlow("permit out ip from any 0-1023 to assigned 81")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := s.PDRs.Get(2)
+	p.PDI.SDFs = []session.SDF{{Flow: flow}}
+	s.PDRs.Put(p)
+	found := false
+	for _, o := range plan(t, c, s).Ops {
+		if down, ok := o.(datapath.PutDownlink); ok {
+			found = true
+			f := down.Rules.PDRs[0].Filter
+			if f.SrcPorts != (datapath.PortRange{Lo: 1, Hi: 1023}) || f.DstPorts != (datapath.PortRange{Lo: 81, Hi: 81}) {
+				t.Errorf("downlink ports %+v to %+v, want 1-1023 to 81", f.SrcPorts, f.DstPorts)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("no downlink lookup in the plan")
+	}
+}
+
 func TestTooManyQERsIsRefusedAndNothingIsHeld(t *testing.T) {
 	c := newCompiler()
 	s := pduSession()

@@ -10,10 +10,13 @@ import (
 // ParseFlow reads a Flow Description, an IPFilterRule (RFC 6733 §4.3.1):
 //
 //	permit out 17 from 198.18.6.0/24 1000-2000 to assigned
+//	permit out udp from any to assigned 80-88
 //
 // Only "permit out" rules are meaningful in a PDR (TS 29.244 §5.2.1A.2A):
-// they describe downlink traffic, from the remote to the UE. Options after
-// the addresses (frag, ipoptions, tcpflags, ...) and negation are refused.
+// they describe downlink traffic, from the remote to the UE. The protocol
+// is a number or a name ("ip" is any protocol); "ip" with ports means the
+// ports of TCP, UDP and SCTP. Options after the addresses (frag,
+// ipoptions, tcpflags, ...) and negation are refused.
 func ParseFlow(s string) (*Flow, error) {
 	w := strings.Fields(s)
 	if len(w) < 7 || w[0] != "permit" || w[1] != "out" {
@@ -43,19 +46,26 @@ func ParseFlow(s string) (*Flow, error) {
 	if extra := rest[1+n:]; len(extra) > 0 {
 		return nil, fmt.Errorf("flow description %q: options %q are not supported", s, strings.Join(extra, " "))
 	}
-	if (len(f.SrcPorts) > 0 || len(f.DstPorts) > 0) && f.Proto != 6 && f.Proto != 17 && f.Proto != 132 {
-		return nil, fmt.Errorf("flow description %q: ports need TCP, UDP or SCTP", s)
+	if (len(f.SrcPorts) > 0 || len(f.DstPorts) > 0) && f.Proto != 0 && f.Proto != 6 && f.Proto != 17 && f.Proto != 132 {
+		return nil, fmt.Errorf("flow description %q: ports need ip, TCP, UDP or SCTP", s)
 	}
 	return f, nil
 }
 
+// protocols are the names a Flow Description may give its protocol by:
+// IANA's keywords (as in /etc/protocols), and "ip" for any protocol.
+var protocols = map[string]uint8{
+	"ip": 0, "icmp": 1, "igmp": 2, "tcp": 6, "udp": 17, "gre": 47, "esp": 50, "ah": 51,
+	"icmpv6": 58, "ipv6-icmp": 58, "sctp": 132,
+}
+
 func parseProto(w string) (uint8, error) {
-	if w == "ip" {
-		return 0, nil
+	if n, ok := protocols[strings.ToLower(w)]; ok {
+		return n, nil
 	}
 	n, err := strconv.ParseUint(w, 10, 8)
 	if err != nil {
-		return 0, fmt.Errorf("protocol %q: want \"ip\" or a number from 0 to 255", w)
+		return 0, fmt.Errorf("protocol %q: want a number from 0 to 255 or a name: ip (any), icmp, igmp, tcp, udp, gre, esp, ah, icmpv6, sctp", w)
 	}
 	return uint8(n), nil
 }

@@ -322,7 +322,7 @@ func TestPrivilegedRefusals(t *testing.T) {
 		{"a flow description that does not parse", true, func(seq uint32) message.Message {
 			return establishment(seq, 1, ie.NewCreatePDR(ie.NewPDRID(3), ie.NewPrecedence(10),
 				ie.NewPDI(ie.NewSourceInterface(ie.SrcInterfaceCore), ie.NewUEIPAddress(0x06, "10.45.0.2", "", 0, 0),
-					ie.NewSDFFilter("permit out udp from any to assigned", "", "", "", 0)), ie.NewFARID(1)))
+					ie.NewSDFFilter("permit out udpx from any to assigned", "", "", "", 0)), ie.NewFARID(1)))
 		}, session.CauseMandatoryIEIncorrect, ie.SDFFilter},
 		{"modification of a session that is not there", true, func(seq uint32) message.Message {
 			return message.NewSessionModificationRequest(0, 0, 0x999, seq, 0, ie.NewRemovePDR(ie.NewPDRID(1)))

@@ -1,13 +1,13 @@
 package pfcp
 
 import (
-	"fmt"
 	"net/netip"
 	"time"
 
 	"github.com/wmnsk/go-pfcp/ie"
 	"github.com/wmnsk/go-pfcp/message"
 
+	"github.com/sluice-upf/sluice/internal/pfcp/decode"
 	"github.com/sluice-upf/sluice/internal/session"
 )
 
@@ -41,7 +41,7 @@ func (s *Server) associationSetup(from netip.AddrPort, m *message.AssociationSet
 	if m.RecoveryTimeStamp == nil {
 		return refuse(session.CauseMandatoryIEMissing, ie.RecoveryTimeStamp)
 	}
-	node, err := nodeIDOf(m.NodeID)
+	node, err := decode.NodeID(m.NodeID)
 	if err != nil {
 		return refuse(session.CauseMandatoryIEIncorrect, ie.NodeID)
 	}
@@ -104,7 +104,7 @@ func (s *Server) association(nodeID *ie.IE) (*association, bool) {
 	if nodeID == nil {
 		return nil, false
 	}
-	id, err := nodeIDOf(nodeID)
+	id, err := decode.NodeID(nodeID)
 	if err != nil {
 		return nil, false
 	}
@@ -157,16 +157,4 @@ func refusal(h *message.Header, cause uint8, offending uint16, nodeID *ie.IE, re
 		return message.NewSessionDeletionResponse(0, 0, 0, seq, 0, ies[1:]...)
 	}
 	return nil
-}
-
-// nodeIDOf reads a Node ID (§8.2.38), checking what go-pfcp does not: an
-// address of the full length for its type (more is tolerated).
-func nodeIDOf(i *ie.IE) (string, error) {
-	want := map[uint8]int{0: 1 + 4, 1: 1 + 16} // type octet, then the address
-	if len(i.Payload) > 0 {
-		if n, ok := want[i.Payload[0]&0x0f]; ok && len(i.Payload) < n {
-			return "", fmt.Errorf("node ID of type %d with %d octets", i.Payload[0]&0x0f, len(i.Payload))
-		}
-	}
-	return i.NodeID()
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sluice-upf/sluice/internal/datapath"
 	"github.com/sluice-upf/sluice/internal/gtpu"
+	"github.com/sluice-upf/sluice/internal/pfcp/decode"
 	"github.com/sluice-upf/sluice/internal/report"
 	"github.com/sluice-upf/sluice/internal/session"
 )
@@ -134,7 +135,7 @@ func (s *Server) setupAssociation(to netip.AddrPort) {
 			return
 		}
 		c, _ := r.Cause.Cause()
-		node, err1 := nodeIDOf(r.NodeID)
+		node, err1 := decode.NodeID(r.NodeID)
 		ts, err2 := r.RecoveryTimeStamp.RecoveryTimeStamp()
 		if c != session.CauseAccepted || err1 != nil || err2 != nil {
 			s.log.Warn("pfcp: association setup refused", "peer", to, "cause", c)

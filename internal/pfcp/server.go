@@ -23,6 +23,7 @@ import (
 
 	"github.com/sluice-upf/sluice/internal/datapath"
 	"github.com/sluice-upf/sluice/internal/gtpu"
+	"github.com/sluice-upf/sluice/internal/pfcp/decode"
 	"github.com/sluice-upf/sluice/internal/report"
 	"github.com/sluice-upf/sluice/internal/rules"
 	"github.com/sluice-upf/sluice/internal/session"
@@ -203,24 +204,32 @@ func (d *datagram) decode() {
 	if h.Flags>>5 != 1 || int(h.Length)+4 != len(d.b) { // not h.Version(): go-pfcp v0.0.24 always says 1
 		return
 	}
-	d.m, d.err = parse(d.b)
-	d.decodeSession()
+	switch h.Type {
+	case message.MsgTypeSessionEstablishmentRequest, message.MsgTypeSessionModificationRequest:
+		d.decodeSession(h)
+	default:
+		d.m, d.err = parse(d.b)
+	}
 }
 
-// decodeSession reads a session request's rules. The serve loop answers
-// first what depends on its state (association, session), then the
-// refusal found here, if any.
-func (d *datagram) decodeSession() {
+// decodeSession reads a session request into the session engine's terms.
+// The serve loop answers first what depends on its state (association,
+// session), then the refusal found here, if any.
+func (d *datagram) decodeSession(h *message.Header) {
 	defer func() {
 		if r := recover(); r != nil { // go-pfcp panics on some malformed IEs
 			d.req, d.reqErr = nil, &session.Error{Cause: session.CauseMandatoryIEIncorrect, Msg: fmt.Sprintf("codec panic: %v", r)}
 		}
 	}()
-	switch m := d.m.(type) {
-	case *message.SessionEstablishmentRequest:
-		d.req, d.reqErr = decodeEstablish(m)
-	case *message.SessionModificationRequest:
-		d.req, d.reqErr = decodeModify(m)
+	ies, err := ie.ParseMultiIEs(h.Payload)
+	if err != nil {
+		d.err = err
+		return
+	}
+	if h.Type == message.MsgTypeSessionEstablishmentRequest {
+		d.req, d.reqErr = decode.Establish(h.Payload, ies)
+	} else {
+		d.req, d.reqErr = decode.Modify(h.SEID, h.Payload, ies)
 	}
 }
 
@@ -410,9 +419,15 @@ func (s *Server) respond(d datagram, h *message.Header) (resp message.Message) {
 		return refusal(h, session.CauseInvalidLength, 0, s.nodeID(), s.cfg.Recovery)
 	}
 	if d.err != nil {
-		e := parseRefusal(h.Payload, d.err)
+		e := decode.ParseRefusal(h.Payload, d.err)
 		s.log.Info("pfcp: request does not decode", "from", d.from, "type", h.Type, "err", d.err, "why", e.Msg)
 		return refusal(h, e.Cause, e.IE, s.nodeID(), s.cfg.Recovery)
+	}
+	switch h.Type {
+	case message.MsgTypeSessionEstablishmentRequest:
+		return s.sessionEstablishment(d)
+	case message.MsgTypeSessionModificationRequest:
+		return s.sessionModification(d)
 	}
 	switch m := d.m.(type) {
 	case *message.HeartbeatRequest:
@@ -423,10 +438,6 @@ func (s *Server) respond(d datagram, h *message.Header) (resp message.Message) {
 		return s.associationUpdate(d.from, m)
 	case *message.AssociationReleaseRequest:
 		return s.associationRelease(d.from, m)
-	case *message.SessionEstablishmentRequest:
-		return s.sessionEstablishment(d, m)
-	case *message.SessionModificationRequest:
-		return s.sessionModification(d, m)
 	case *message.SessionDeletionRequest:
 		return s.sessionDeletion(d.from, m)
 	}

@@ -65,46 +65,36 @@ func causeOf(err error) []*ie.IE {
 	return ies
 }
 
-func (s *Server) sessionEstablishment(d datagram, m *message.SessionEstablishmentRequest) message.Message {
-	h := m.Header
-	reply := func(cpSEID uint64, ies ...*ie.IE) message.Message {
-		return message.NewSessionEstablishmentResponse(0, 0, cpSEID, h.SequenceNumber, 0, append([]*ie.IE{s.nodeID()}, ies...)...)
+func (s *Server) sessionEstablishment(d datagram) message.Message {
+	req, derr := d.req.(*session.Establish), d.reqErr
+	reply := func(ies ...*ie.IE) message.Message {
+		return message.NewSessionEstablishmentResponse(0, 0, req.CPSEID, d.h.SequenceNumber, 0, append([]*ie.IE{s.nodeID()}, ies...)...)
 	}
-	if s.refusingNewSessions(d.from, m) { // draining (view.go)
-		return reply(cpSEIDOf(m), ie.NewCause(session.CauseNoResources))
+	if s.refusingNewSessions(d.from, req.CPSEID) { // draining (view.go)
+		return reply(ie.NewCause(session.CauseNoResources))
 	}
-	if m.NodeID == nil { // mandatory: missing, not an unknown association
-		return reply(cpSEIDOf(m), ie.NewCause(session.CauseMandatoryIEMissing), ie.NewOffendingIE(ie.NodeID))
+	if req.Peer == "" { // the Node ID is missing or wrong, so no association can be named
+		s.log.Info("pfcp: session establishment refused", "from", d.from, "cause", derr.Cause, "ie", derr.IE, "why", derr.Msg)
+		return reply(causeOf(derr)...)
 	}
-	a, ok := s.association(m.NodeID)
+	a, ok := s.assocs[req.Peer]
 	if !ok {
-		return reply(cpSEIDOf(m), ie.NewCause(session.CauseNoAssociation))
+		return reply(ie.NewCause(session.CauseNoAssociation))
 	}
-	if derr := d.reqErr; derr != nil {
+	if derr != nil {
 		s.log.Info("pfcp: session establishment refused", "node", a.nodeID, "cause", derr.Cause, "ie", derr.IE, "why", derr.Msg)
-		return reply(cpSEIDOf(m), causeOf(derr)...)
+		return reply(causeOf(derr)...)
 	}
-	req := d.req.(*session.Establish)
-	req.Peer = a.nodeID
 	c, err := s.apply(req)
 	if err != nil {
 		s.log.Info("pfcp: session establishment refused", "node", a.nodeID, "cp_seid", req.CPSEID, "why", err)
-		return reply(req.CPSEID, causeOf(err)...)
+		return reply(causeOf(err)...)
 	}
 	s.meters.Sync(c.Next.SEID, c.Next.URRs, s.rules.URRSlots(c.Next.SEID), s.now())
 	s.log.Info("pfcp: session established", "node", a.nodeID, "seid", c.Next.SEID, "cp_seid", req.CPSEID,
 		"pdrs", c.Next.PDRs.Len(), "fars", c.Next.FARs.Len(), "qers", c.Next.QERs.Len(), "urrs", c.Next.URRs.Len())
 	ies := []*ie.IE{ie.NewCause(session.CauseAccepted), s.upFSEID(c.Next.SEID)}
-	return reply(req.CPSEID, append(ies, createdPDRs(c.Created)...)...)
-}
-
-func cpSEIDOf(m *message.SessionEstablishmentRequest) uint64 {
-	if m.CPFSEID != nil {
-		if f, err := m.CPFSEID.FSEID(); err == nil {
-			return f.SEID
-		}
-	}
-	return 0
+	return reply(append(ies, createdPDRs(c.Created)...)...)
 }
 
 // upFSEID is our F-SEID for a session, on the N4 address (the node ID's
@@ -165,8 +155,8 @@ func (s *Server) session(seid uint64) (*session.Session, bool) {
 	return x, assoc
 }
 
-func (s *Server) sessionModification(d datagram, m *message.SessionModificationRequest) message.Message {
-	h := m.Header
+func (s *Server) sessionModification(d datagram) message.Message {
+	h := d.h
 	x, ok := s.session(h.SEID)
 	if !ok {
 		return message.NewSessionModificationResponse(0, 0, 0, h.SequenceNumber, 0, ie.NewCause(session.CauseNoSession))

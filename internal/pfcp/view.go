@@ -14,8 +14,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/wmnsk/go-pfcp/message"
-
 	"github.com/sluice-upf/sluice/internal/datapath"
 	"github.com/sluice-upf/sluice/internal/session"
 )
@@ -54,11 +52,11 @@ func (s *Server) Draining() bool { return s.api.draining.Load() }
 
 // refusingNewSessions: the establishment is to be refused, as the UPF
 // drains.
-func (s *Server) refusingNewSessions(from netip.AddrPort, m *message.SessionEstablishmentRequest) bool {
+func (s *Server) refusingNewSessions(from netip.AddrPort, cpSEID uint64) bool {
 	if !s.api.draining.Load() {
 		return false
 	}
-	s.log.Info("pfcp: session establishment refused: draining", "from", from, "cp_seid", cpSEIDOf(m))
+	s.log.Info("pfcp: session establishment refused: draining", "from", from, "cp_seid", cpSEID)
 	return true
 }
 

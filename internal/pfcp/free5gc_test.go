@@ -12,6 +12,7 @@ package pfcp
 import (
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"net"
 	"reflect"
 	"slices"
@@ -24,6 +25,42 @@ import (
 	"github.com/wmnsk/go-pfcp/ie"
 	"github.com/wmnsk/go-pfcp/message"
 )
+
+// free5gcKnownIssues are the failures free5GC's codec finds that are
+// understood, with whose fault each is; init adds them to knownIssues.
+var free5gcKnownIssues = map[string]string{
+	// free5GC's bug: decode.go's Message.Unmarshal has no case for
+	// PFCP_VERSION_NOT_SUPPORTED_RESPONSE (11), which message_type.go
+	// defines, and fails "msg type 11 not supported". Ours is the bare
+	// header (20 0b 00 04, the request's sequence number, 00), which is
+	// all TS 29.244 §7.4.4.7 puts in it; §7.6.2 asks for it.
+	"free5gc: version not supported response": "free5GC's codec cannot decode a Version Not Supported Response at all",
+
+	// Ours: an Offending IE (00 28 00 02 00 60, naming the Recovery Time
+	// Stamp) in an Association Setup, Update or Release Response. Tables
+	// 7.4.4.2-1, 7.4.4.4-1 and 7.4.4.6-1 of TS 29.244 give these messages
+	// no Offending IE (only the PFD Management, Node Report, Session Set
+	// Deletion and session responses have one); free5GC's structs, like
+	// go-pfcp's typed messages and Open5GS's tables made from the spec,
+	// have no place for it, and skip it as an unexpected IE (§7.6.1), so
+	// the rest of the response reads. Harmless, but not the spec's.
+	"free5gc: association setup response, refused: no recovery time stamp":    "upfd sends an Offending IE that Table 7.4.4.2-1 does not have",
+	"free5gc: association setup response, refused: an IE runs past the end":   "upfd sends an Offending IE that Table 7.4.4.2-1 does not have",
+	"free5gc: association update response, refused: an IE runs past the end":  "upfd sends an Offending IE that Table 7.4.4.4-1 does not have",
+	"free5gc: association release response, refused: an IE runs past the end": "upfd sends an Offending IE that Table 7.4.4.6-1 does not have",
+
+	// free5GC's bug: its Session Establishment Response holds one Created
+	// PDR (a pointer, not a list, though Table 7.5.3.1-1 allows several),
+	// and its TLV decoder decodes a repeated IE into the struct the first
+	// one filled: our two Created PDRs (PDR 1 with F-TEID 0x101, PDR 2
+	// with the chosen UE IP Address, which free5GC has no field for) read
+	// as one, PDR 2 with PDR 1's F-TEID. The same holds for the
+	// Modification Response.
+	"free5gc: session establishment response, UE address chosen": "free5GC's codec merges several Created PDRs into one",
+	"free5gc: scapy: establishment choosing the UE address":      "free5GC's codec merges several Created PDRs into one",
+}
+
+func init() { maps.Copy(knownIssues, free5gcKnownIssues) }
 
 // pfcpReading is what a codec reads in a response: its header, Cause and
 // Offending IE (0 when absent), the UP F-SEID's SEID, and the PDR ID and

@@ -36,7 +36,7 @@ import (
 
 // knownIssues are interop failures of our server that are understood and
 // not fixed yet, by check name ("scapy: <step>", "n4: <response>",
-// "tshark: <response>"). A
+// "tshark: <response>"; free5gc_test.go adds its "free5gc: <response>"). A
 // listed check that fails is logged, not failed; one that passes fails the
 // test, so that the entry goes once the bug is fixed.
 var knownIssues = map[string]string{}
@@ -219,6 +219,7 @@ func TestPrivilegedInteropScapy(t *testing.T) {
 		interopCheck(t, "scapy: "+c.step, problems)
 	}
 	tsharkCheck(t, frames)
+	free5gcCheck(t, frames)
 }
 
 func TestPrivilegedInteropTshark(t *testing.T) {
@@ -364,6 +365,7 @@ func TestPrivilegedInteropTshark(t *testing.T) {
 		frames = append(frames, pcapFrame{name: x.name, b: b})
 	}
 	tsharkCheck(t, frames)
+	free5gcCheck(t, frames)
 }
 
 // undecodable is m with an IE at the end that has 2 of the 8 octets its

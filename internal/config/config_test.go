@@ -20,7 +20,7 @@ const example = `# upfd.yaml for the lab: N3 on 198.18.3.2, N4 on 198.18.4.2, th
 node_id: 198.18.4.2            # our PFCP Node ID: an IP address or an FQDN
 pfcp:
   listen: 198.18.4.2:8805      # where upfd takes PFCP
-  peers: [198.18.4.1]          # SMFs let in; empty or absent: any peer (upfd warns at start)
+  peers: [198.18.4.1]          # SMFs let in, by address or network; empty: those on pfcp.listen's networks
   associate: []                # SMFs upfd associates with itself, e.g. [198.18.4.1]
   heartbeat_interval: 10s      # Heartbeat Request to each associated SMF; 0: none
   heartbeat_retries: 3         # sends of one heartbeat, t1 apart, before its SMF is lost

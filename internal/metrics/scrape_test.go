@@ -247,8 +247,8 @@ func TestScrapeReadsEveryPart(t *testing.T) {
 			t.Errorf("%s = %v (exported: %v), want %v", key, v, ok, want)
 		}
 	}
-	if n := len(seriesOf(got, "upf_datapath_dropped_packets_total")); n != 25 {
-		t.Errorf("%d drop reasons exported, want the 24 the datapath names and the one it does not", n)
+	if n, named := len(seriesOf(got, "upf_datapath_dropped_packets_total")), len(dropReasons); n != named+1 {
+		t.Errorf("%d drop reasons exported, want the %d the datapath names and the one it does not", n, named)
 	}
 	accepted := seriesOf(got, "upf_pfcp_sent_responses_total")
 	slices.Sort(accepted)

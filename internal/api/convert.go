@@ -85,6 +85,7 @@ func tunnelOf(o *session.OHC) Tunnel {
 func sessionOf(v pfcp.SessionView) Session {
 	x := v.Session
 	s := Session{SEID: seidString(x.SEID), CPSEID: seidString(x.CPSEID), CPAddress: addrString(x.CPAddr), Peer: x.Peer,
+		PDNType: pdnTypeNames[x.Info.PDNType], UserID: x.Info.UserID, DNN: x.Info.DNN, SNSSAI: x.Info.SNSSAI,
 		PDRs: []PDR{}, FARs: []FAR{}, QERs: []QER{}, URRs: []URR{}, BARs: []BAR{}}
 	for _, p := range x.PDRs.All() {
 		s.PDRs = append(s.PDRs, pdrOf(p))
@@ -115,12 +116,33 @@ func interfaceName(v uint8) string {
 	return fmt.Sprintf("interface-%d", v)
 }
 
+// pdnTypeNames are the PDN types (§8.2.79) a session may have.
+var pdnTypeNames = map[uint8]string{1: "ipv4", 2: "ipv6", 3: "ipv4v6"}
+
+// interfaceTypeNames are 3GPP interface types (§8.2.118).
+var interfaceTypeNames = []string{"s1-u", "s5-s8-u", "s4-u", "s11-u", "s12-u", "gn-gp-u", "s2a-u", "s2b-u",
+	"enodeb-dl-forwarding", "enodeb-ul-forwarding", "sgw-upf-dl-forwarding", "n3-3gpp-access",
+	"n3-trusted-non-3gpp-access", "n3-untrusted-non-3gpp-access", "n3-data-forwarding", "n9", "sgi", "n6", "n19",
+	"s8-u", "gp-u", "n9-non-roaming", "n9-l2", "n19-l2", "n6-l2", "n3mb", "n19mb"}
+
+// interfaceTypeName names a 3GPP interface type, "" when none was given.
+func interfaceTypeName(t *uint8) string {
+	switch {
+	case t == nil:
+		return ""
+	case int(*t) < len(interfaceTypeNames):
+		return interfaceTypeNames[*t]
+	}
+	return fmt.Sprintf("interface-type-%d", *t)
+}
+
 // ohrNames are outer header removal descriptions (§8.2.64).
 var ohrNames = []string{"gtp-u/udp/ipv4", "gtp-u/udp/ipv6", "udp/ipv4", "udp/ipv6", "ipv4", "ipv6", "gtp-u/udp/ip", "vlan-s-tag", "s-tag-and-c-tag"}
 
 func pdrOf(p session.PDR) PDR {
 	out := PDR{ID: p.ID, Precedence: p.Precedence, SourceInterface: interfaceName(p.PDI.Source),
-		NetworkInstance: p.PDI.NetworkInstance, QFI: p.PDI.QFI, FARID: p.FARID,
+		SourceInterfaceType: interfaceTypeName(p.PDI.InterfaceType),
+		NetworkInstance:     p.PDI.NetworkInstance, QFI: p.PDI.QFI, FARID: p.FARID,
 		QERIDs: nonNil(p.QERIDs), URRIDs: nonNil(p.URRIDs)}
 	if f := p.PDI.FTEID; f != nil {
 		v := fteidOf(f)
@@ -207,7 +229,8 @@ var actionNames = []string{"DROP", "FORW", "BUFF", "NOCP", "DUPL", "IPMA", "IPMD
 func farOf(f session.FAR) FAR {
 	out := FAR{ID: f.ID, ApplyAction: flagNames(uint32(f.Action), actionNames, 0)}
 	if fw := f.Forw; fw != nil {
-		out.Forwarding = &Forwarding{DestinationInterface: interfaceName(fw.Dest), NetworkInstance: fw.NetworkInstance, TransportLevelMarking: fw.TOS}
+		out.Forwarding = &Forwarding{DestinationInterface: interfaceName(fw.Dest), NetworkInstance: fw.NetworkInstance,
+			TransportLevelMarking: fw.TOS, DestinationInterfaceType: interfaceTypeName(fw.InterfaceType)}
 		if fw.OHC != nil {
 			t := tunnelOf(fw.OHC)
 			out.Forwarding.OuterHeaderCreation = &t

@@ -80,11 +80,18 @@ type Session struct {
 	CPSEID    string `json:"cp_seid"`
 	CPAddress string `json:"cp_address"`
 	Peer      string `json:"peer"`
-	PDRs      []PDR  `json:"pdrs"`
-	FARs      []FAR  `json:"fars"`
-	QERs      []QER  `json:"qers"`
-	URRs      []URR  `json:"urrs"`
-	BARs      []BAR  `json:"bars"`
+	// What the establishment said of the session: PDN type (ipv4, ipv6,
+	// ipv4v6), User ID (imsi-..., imei-..., msisdn-..., nai-...), DNN and
+	// S-NSSAI (SST, or SST-SD).
+	PDNType string `json:"pdn_type,omitempty"`
+	UserID  string `json:"user_id,omitempty"`
+	DNN     string `json:"dnn,omitempty"`
+	SNSSAI  string `json:"snssai,omitempty"`
+	PDRs    []PDR  `json:"pdrs"`
+	FARs    []FAR  `json:"fars"`
+	QERs    []QER  `json:"qers"`
+	URRs    []URR  `json:"urrs"`
+	BARs    []BAR  `json:"bars"`
 }
 
 // FTEID is a local F-TEID.
@@ -106,11 +113,13 @@ type PDR struct {
 	ID              uint16 `json:"id"`
 	Precedence      uint32 `json:"precedence"`
 	SourceInterface string `json:"source_interface"`
-	FTEID           *FTEID `json:"f_teid,omitempty"`
-	NetworkInstance string `json:"network_instance,omitempty"`
-	UEIP            *UEIP  `json:"ue_ip,omitempty"`
-	SDFFilters      []SDF  `json:"sdf_filters,omitempty"`
-	QFI             uint8  `json:"qfi,omitempty"`
+	// SourceInterfaceType is the 3GPP interface type (§8.2.118), e.g. "n3-3gpp-access".
+	SourceInterfaceType string `json:"source_interface_type,omitempty"`
+	FTEID               *FTEID `json:"f_teid,omitempty"`
+	NetworkInstance     string `json:"network_instance,omitempty"`
+	UEIP                *UEIP  `json:"ue_ip,omitempty"`
+	SDFFilters          []SDF  `json:"sdf_filters,omitempty"`
+	QFI                 uint8  `json:"qfi,omitempty"`
 	// OuterHeaderRemoval is what is taken off, e.g. "gtp-u/udp/ipv4".
 	OuterHeaderRemoval string   `json:"outer_header_removal,omitempty"`
 	FARID              uint32   `json:"far_id"`
@@ -150,10 +159,11 @@ type FAR struct {
 
 // Forwarding is a FAR's forwarding parameters.
 type Forwarding struct {
-	DestinationInterface  string  `json:"destination_interface"`
-	NetworkInstance       string  `json:"network_instance,omitempty"`
-	OuterHeaderCreation   *Tunnel `json:"outer_header_creation,omitempty"`
-	TransportLevelMarking *uint8  `json:"transport_level_marking,omitempty"` // ToS / traffic class
+	DestinationInterface     string  `json:"destination_interface"`
+	DestinationInterfaceType string  `json:"destination_interface_type,omitempty"`
+	NetworkInstance          string  `json:"network_instance,omitempty"`
+	OuterHeaderCreation      *Tunnel `json:"outer_header_creation,omitempty"`
+	TransportLevelMarking    *uint8  `json:"transport_level_marking,omitempty"` // ToS / traffic class
 }
 
 // QER is a QoS enforcement rule. Bit rates are in bit/s.

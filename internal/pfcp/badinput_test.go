@@ -390,6 +390,11 @@ func afterIEs(n int) func([]byte) []byte {
 // A refusal must leave all of it as it was: the same sessions, the same
 // association, the datapath untouched; after it the session still takes a
 // modification and a deletion, and a new session fits where it was.
+// with is a grouped IE with kids added after its own.
+func with(g *ie.IE, kids ...*ie.IE) *ie.IE {
+	return ie.NewGroupedIE(g.Type, append(slices.Clone(g.ChildIEs), kids...)...)
+}
+
 func TestPrivilegedBadInput(t *testing.T) {
 	d := newDirect(t)
 	type request func(seq uint32, up uint64) message.Message
@@ -636,6 +641,92 @@ func TestPrivilegedBadInput(t *testing.T) {
 				m.CreatePDR[0] = ie.NewGroupedIE(ie.CreatePDR, append(slices.Clone(m.CreatePDR[0].ChildIEs), ie.New(32001, []byte{9}))...)
 			}),
 			cause: session.CauseAccepted},
+		// An IE that may occur once, twice: refused rather than one copy
+		// winning (FORW then DROP would have dropped).
+		{name: "two Node IDs", noSession: true,
+			req:   est(func(m *message.SessionEstablishmentRequest) { m.IEs = append(m.IEs, otherNode) }),
+			cause: session.CauseMandatoryIEIncorrect, offending: ie.NodeID},
+		{name: "two CP F-SEIDs", noSession: true,
+			req: est(func(m *message.SessionEstablishmentRequest) {
+				m.IEs = append(m.IEs, ie.NewFSEID(3, net.IPv4(198, 18, 4, 1), nil))
+			}),
+			cause: session.CauseMandatoryIEIncorrect, offending: ie.FSEID},
+		{name: "Create PDR with two precedences", noSession: true,
+			req: est(func(m *message.SessionEstablishmentRequest) {
+				m.CreatePDR[1] = with(m.CreatePDR[1], ie.NewPrecedence(1))
+			}),
+			cause: session.CauseMandatoryIEIncorrect, offending: ie.Precedence},
+		{name: "Create PDR with two FAR IDs", noSession: true,
+			req:   est(func(m *message.SessionEstablishmentRequest) { m.CreatePDR[1] = with(m.CreatePDR[1], ie.NewFARID(1)) }),
+			cause: session.CauseMandatoryIEIncorrect, offending: ie.FARID},
+		{name: "Create FAR with FORW then DROP", noSession: true,
+			req: est(func(m *message.SessionEstablishmentRequest) {
+				m.CreateFAR[0] = with(m.CreateFAR[0], ie.NewApplyAction(0x01))
+			}),
+			cause: session.CauseMandatoryIEIncorrect, offending: ie.ApplyAction},
+		{name: "Forwarding Parameters with two outer headers", noSession: true,
+			req: est(func(m *message.SessionEstablishmentRequest) {
+				m.CreateFAR[1] = ie.NewCreateFAR(ie.NewFARID(2), ie.NewApplyAction(0x02),
+					ie.NewForwardingParameters(ie.NewDestinationInterface(ie.DstInterfaceAccess),
+						ie.NewOuterHeaderCreation(0x0100, 0x200, "198.18.3.1", "", 0, 0, 0),
+						ie.NewOuterHeaderCreation(0x0100, 0x300, "198.18.3.11", "", 0, 0, 0)))
+			}),
+			cause: session.CauseMandatoryIEIncorrect, offending: ie.OuterHeaderCreation},
+		// The spec allows several of these; the UPF acts on one.
+		{name: "PDI with two UE addresses", noSession: true,
+			req: est(func(m *message.SessionEstablishmentRequest) {
+				m.CreatePDR[1] = ie.NewCreatePDR(ie.NewPDRID(2), ie.NewPrecedence(10),
+					ie.NewPDI(ie.NewSourceInterface(ie.SrcInterfaceCore), ie.NewUEIPAddress(0x06, "10.45.0.2", "", 0, 0),
+						ie.NewUEIPAddress(0x06, "10.45.0.3", "", 0, 0)), ie.NewFARID(2))
+			}),
+			cause: session.CauseRuleFailure, offending: ie.UEIPAddress},
+		{name: "PDI with two QFIs", noSession: true,
+			req: est(func(m *message.SessionEstablishmentRequest) {
+				m.CreatePDR[1] = ie.NewCreatePDR(ie.NewPDRID(2), ie.NewPrecedence(10),
+					ie.NewPDI(ie.NewSourceInterface(ie.SrcInterfaceCore), ie.NewUEIPAddress(0x06, "10.45.0.2", "", 0, 0),
+						ie.NewQFI(5), ie.NewQFI(9)), ie.NewFARID(2))
+			}),
+			cause: session.CauseRuleFailure, offending: ie.QFI},
+		// What the spec puts in a request and the UPF would not act on is
+		// refused, never accepted and ignored.
+		{name: "PDI with a Framed-Route", noSession: true,
+			req: est(func(m *message.SessionEstablishmentRequest) {
+				m.CreatePDR[1] = ie.NewCreatePDR(ie.NewPDRID(2), ie.NewPrecedence(10),
+					ie.NewPDI(ie.NewSourceInterface(ie.SrcInterfaceCore), ie.NewUEIPAddress(0x06, "10.45.0.2", "", 0, 0),
+						ie.NewFramedRoute("10.46.0.0/24")), ie.NewFARID(2))
+			}),
+			cause: session.CauseRuleFailure, offending: ie.FramedRoute},
+		{name: "Create URR with an event threshold", noSession: true,
+			req: est(func(m *message.SessionEstablishmentRequest) {
+				m.CreateURR[0] = with(m.CreateURR[0], ie.NewEventThreshold(10))
+			}),
+			cause: session.CauseRuleFailure, offending: ie.EventThreshold},
+		{name: "Create URR with a trigger the UPF does not act on (STOPT)", noSession: true,
+			req: est(func(m *message.SessionEstablishmentRequest) {
+				m.CreateURR[0] = ie.NewCreateURR(ie.NewURRID(1), ie.NewMeasurementMethod(0, 1, 0), ie.NewReportingTriggers(0x20, 0, 0))
+			}),
+			cause: session.CauseRuleFailure, offending: ie.ReportingTriggers},
+		{name: "Create FAR duplicating (DUPL)", noSession: true,
+			req: est(func(m *message.SessionEstablishmentRequest) {
+				m.CreateFAR[0] = ie.NewCreateFAR(ie.NewFARID(1), ie.NewApplyAction(0x12),
+					ie.NewForwardingParameters(ie.NewDestinationInterface(ie.DstInterfaceCore)))
+			}),
+			cause: session.CauseRuleFailure, offending: ie.ApplyAction},
+		{name: "Create QER with a packet rate", noSession: true,
+			req: est(func(m *message.SessionEstablishmentRequest) {
+				m.CreateQER[0] = with(m.CreateQER[0], ie.NewPacketRate(0x03, 0, 100, 0, 100))
+			}),
+			cause: session.CauseRuleFailure, offending: ie.PacketRate},
+		{name: "establishment with a user plane inactivity timer", noSession: true,
+			req: est(func(m *message.SessionEstablishmentRequest) {
+				m.IEs = append(m.IEs, ie.NewUserPlaneInactivityTimer(60*time.Second))
+			}),
+			cause: session.CauseServiceNotSupported, offending: ie.UserPlaneInactivityTimer},
+		{name: "establishment of an Ethernet PDU session", noSession: true,
+			req:   est(func(m *message.SessionEstablishmentRequest) { m.PDNType = ie.NewPDNType(ie.PDNTypeEthernet) }),
+			cause: session.CauseServiceNotSupported, offending: ie.PDNType},
+		{name: "modification with a Query URR Reference", req: mod(ie.NewQueryURRReference(7)),
+			cause: session.CauseServiceNotSupported, offending: ie.QueryURRReference},
 
 		// Session Modification and Deletion Requests (§7.5.4, §7.5.6).
 		{name: "modification of an unknown SEID", req: func(seq uint32, up uint64) message.Message { return downlinkToGNB(seq, up+100) },

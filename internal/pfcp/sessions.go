@@ -174,6 +174,7 @@ func (s *Server) sessionModification(d datagram) message.Message {
 		s.log.Info("pfcp: session modification refused", "seid", x.SEID, "why", err)
 		return reply(causeOf(err)...)
 	}
+	x = c.Next // with the SMF's new F-SEID, if it changed it
 	now := s.now()
 	usage := s.meters.Sync(x.SEID, c.Next.URRs, s.rules.URRSlots(x.SEID), now) // removed URRs
 	usage = append(usage, s.meters.Report(x.SEID, c.Query, report.TrigImmediate, now)...)

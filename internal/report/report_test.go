@@ -115,6 +115,54 @@ func TestTriggers(t *testing.T) {
 	}
 }
 
+// START reports the first traffic, QUHTI a quota holding time without
+// any, QUVTI the end of a quota's validity: each once a grant.
+func TestTriggersOfTrafficAndQuotaTimes(t *testing.T) {
+	c := counters{}
+	m := NewMeters(c)
+	set := func(grant uint32) session.RuleSet[uint32, session.URR] {
+		return urrs(
+			session.URR{ID: 1, Method: session.MeasVolume, Triggers: session.RepStart},
+			session.URR{ID: 2, Method: session.MeasVolume, Triggers: session.RepQuotaHolding, QuotaHolding: 3, Grant: grant},
+			session.URR{ID: 3, Method: session.MeasVolume, Triggers: session.RepQuotaValidity, QuotaValidity: 8, Grant: grant},
+		)
+	}
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	triggers := func(s int) map[uint32]Trigger {
+		got := map[uint32]Trigger{}
+		for _, u := range m.Due(at(s))[1] {
+			got[u.URRID] = u.Trigger
+		}
+		return got
+	}
+	m.Sync(1, set(0), map[uint32]uint32{1: 1, 2: 2, 3: 3}, t0)
+	if got := triggers(1); len(got) != 0 {
+		t.Fatalf("no traffic yet, at 1 s: %v", got)
+	}
+	c.add(1, 100, 0)
+	c.add(2, 100, 0)
+	if got := triggers(2); len(got) != 1 || got[1] != TrigStart {
+		t.Fatalf("at 2 s, the first packet: %v, want URR 1 START", got)
+	}
+	c.add(1, 100, 0)
+	if got := triggers(4); len(got) != 0 {
+		t.Fatalf("at 4 s, START again or QUHTI early: %v", got)
+	}
+	if got := triggers(5); len(got) != 1 || got[2] != TrigQuotaHolding {
+		t.Fatalf("at 5 s, 3 s since URR 2's last packet: %v, want QUHTI", got)
+	}
+	if got := triggers(8); len(got) != 1 || got[3] != TrigQuotaValidity {
+		t.Fatalf("at 8 s, URR 3's quota is no longer valid: %v, want QUVTI", got)
+	}
+	if got := triggers(20); len(got) != 0 {
+		t.Fatalf("each fires once a grant: %v", got)
+	}
+	m.Sync(1, set(1), map[uint32]uint32{1: 1, 2: 2, 3: 3}, at(20))
+	if got := triggers(28); len(got) != 2 || got[2] != TrigQuotaHolding || got[3] != TrigQuotaValidity {
+		t.Fatalf("after a new grant at 20 s, at 28 s: %v, want QUHTI and QUVTI again", got)
+	}
+}
+
 func TestVolumeQuotaReportsOncePerGrant(t *testing.T) {
 	c := counters{}
 	m := NewMeters(c)

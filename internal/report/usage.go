@@ -22,10 +22,13 @@ const (
 	TrigPeriodic      Trigger = 1 << 16 // PERIO
 	TrigVolThreshold  Trigger = 1 << 17 // VOLTH
 	TrigTimeThreshold Trigger = 1 << 18 // TIMTH
+	TrigQuotaHolding  Trigger = 1 << 19 // QUHTI: no traffic for the quota holding time
+	TrigStart         Trigger = 1 << 20 // START: the first traffic
 	TrigImmediate     Trigger = 1 << 23 // IMMER: Query URR
 	TrigVolQuota      Trigger = 1 << 8  // VOLQU
 	TrigTimeQuota     Trigger = 1 << 9  // TIMQU
 	TrigTermination   Trigger = 1 << 11 // TERMR: session deleted or URR removed
+	TrigQuotaValidity Trigger = 1 << 3  // QUVTI: the quota validity time is over
 )
 
 // Octets is the trigger as the IE carries it.
@@ -63,8 +66,15 @@ type meter struct {
 	// QuotaSince is when the time quota was granted.
 	QuotaSince time.Time
 	// QuotaSpent: the quota's report went; no more until a new grant.
+	// So for the quota's holding and validity times.
 	VolQuotaSpent, TimeQuotaSpent bool
+	HoldingSpent, ValiditySpent   bool
 	Seq                           uint32
+	// Started: START was reported. ActiveAt is when the URR's packets
+	// were last seen to grow (SeenPackets), for QUHTI.
+	Started     bool
+	ActiveAt    time.Time
+	SeenPackets uint64
 }
 
 type meterKey struct {
@@ -90,7 +100,8 @@ func NewMeters(dp Counters) *Meters {
 }
 
 // watchedTriggers fire on their own, not on a request or an event.
-const watchedTriggers = session.RepPeriodic | session.RepVolThreshold | session.RepTimeThreshold | session.RepTimeQuota
+const watchedTriggers = session.RepPeriodic | session.RepVolThreshold | session.RepTimeThreshold | session.RepTimeQuota |
+	session.RepStart | session.RepQuotaHolding | session.RepQuotaValidity
 
 // Sync makes the session's meters match its URRs once a change is in
 // force: new URRs start measuring, changed ones keep their counts (a new
@@ -119,8 +130,9 @@ func (m *Meters) Sync(seid uint64, urrs session.RuleSet[uint32, session.URR], sl
 			m.bySlot[mt.Slot] = k
 		}
 		if !ok || u.Grant != mt.URR.Grant { // a new grant, even of the same size
-			mt.VolQuotaSpent = false
+			mt.VolQuotaSpent, mt.HoldingSpent, mt.ValiditySpent = false, false, false
 			mt.QuotaSince, mt.TimeQuotaSpent = now, false
+			mt.ActiveAt = now
 		}
 		if u.Period != mt.URR.Period || !ok {
 			mt.NextPeriodic = now.Add(time.Duration(u.Period) * time.Second)
@@ -218,10 +230,42 @@ func (m *Meters) fired(mt *meter, now time.Time) Trigger {
 		t |= TrigTimeQuota
 		mt.TimeQuotaSpent = true
 	}
-	if on&session.RepVolThreshold != 0 && u.VolThreshold != nil {
-		if c, err := m.dp.Usage(mt.Slot); err == nil && reached(u.VolThreshold, delta(c, mt.Base)) {
-			t |= TrigVolThreshold
-		}
+	if on&session.RepQuotaValidity != 0 && u.QuotaValidity > 0 && !mt.ValiditySpent &&
+		now.Sub(mt.QuotaSince) >= time.Duration(u.QuotaValidity)*time.Second {
+		t |= TrigQuotaValidity
+		mt.ValiditySpent = true
+	}
+	if on&(session.RepVolThreshold|session.RepStart|session.RepQuotaHolding) == 0 {
+		return t
+	}
+	c, err := m.dp.Usage(mt.Slot)
+	if err != nil {
+		return t
+	}
+	if on&session.RepVolThreshold != 0 && u.VolThreshold != nil && reached(u.VolThreshold, delta(c, mt.Base)) {
+		t |= TrigVolThreshold
+	}
+	return t | traffic(mt, c.Total().Packets, now)
+}
+
+// traffic is what the URR's packets fire, n counted since it was made:
+// START at the first, QUHTI once none came for the quota holding time
+// (since the last, or the grant), each once a grant. Seen once a second
+// (Due), each fires at most a second late.
+func traffic(mt *meter, n uint64, now time.Time) Trigger {
+	u, on := mt.URR, mt.URR.Triggers
+	if n != mt.SeenPackets {
+		mt.SeenPackets, mt.ActiveAt = n, now
+	}
+	var t Trigger
+	if on&session.RepStart != 0 && !mt.Started && n > 0 {
+		t |= TrigStart
+		mt.Started = true
+	}
+	if on&session.RepQuotaHolding != 0 && u.QuotaHolding > 0 && !mt.HoldingSpent &&
+		now.Sub(mt.ActiveAt) >= time.Duration(u.QuotaHolding)*time.Second {
+		t |= TrigQuotaHolding
+		mt.HoldingSpent = true
 	}
 	return t
 }

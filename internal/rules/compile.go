@@ -251,7 +251,7 @@ func (c *Compiler) far(f session.FAR) (datapath.FAR, error) {
 		pfcp uint16
 		dp   datapath.Action
 	}{{session.ActDrop, datapath.Drop}, {session.ActForw, datapath.Forw}, {session.ActBuff, datapath.Buff},
-		{session.ActNocp, datapath.Nocp}, {session.ActDupl, datapath.Dupl}} {
+		{session.ActNocp, datapath.Nocp}} {
 		if f.Action&m.pfcp != 0 {
 			v.Action |= m.dp
 		}

@@ -48,6 +48,8 @@ const (
 	IEPrecedence         uint16 = 29
 	IEDestinationIface   uint16 = 42
 	IEApplyAction        uint16 = 44
+	IEReportingTriggers  uint16 = 37
+	IEMeasurementMethod  uint16 = 62
 	IEPDRID              uint16 = 56
 	IEFSEID              uint16 = 57
 	IENodeID             uint16 = 60

@@ -10,6 +10,7 @@ type Establish struct {
 	Peer   string // node ID of the SMF's association
 	CPSEID uint64
 	CPAddr netip.Addr
+	Info   Info
 	PDRs   []PDR
 	FARs   []FAR
 	QERs   []QER
@@ -19,7 +20,10 @@ type Establish struct {
 
 // Modify is a Session Modification Request.
 type Modify struct {
-	SEID       uint64
+	SEID uint64
+	// CP is the SMF's F-SEID from now on, when it changes it (§7.5.4.1:
+	// CP F-SEID); nil keeps the one it has.
+	CP         *CPFSEID
 	CreatePDRs []PDR
 	CreateFARs []FAR
 	CreateQERs []QER
@@ -37,6 +41,12 @@ type Modify struct {
 	QueryURRs  []uint32
 	QueryAll   bool // QAURR (§8.2.58)
 	DropBuffer bool // DROBU
+}
+
+// CPFSEID is the SMF's F-SEID of a session.
+type CPFSEID struct {
+	SEID uint64
+	Addr netip.Addr
 }
 
 // Delete is a Session Deletion Request.
@@ -73,7 +83,8 @@ type ForwardingUpdate struct {
 	NetworkInstance *string
 	OHC             *OHC
 	TOS             *uint8
-	EndMarker       bool // SNDEM: End Marker to the old peer
+	InterfaceType   *uint8 // 3GPP Interface Type of the destination (§8.2.118)
+	EndMarker       bool   // SNDEM: End Marker to the old peer
 }
 
 // QERUpdate changes the fields that are set (Update QER, §7.5.4.5).
@@ -96,6 +107,8 @@ type URRUpdate struct {
 	VolQuota      *Volume
 	TimeThreshold *uint32
 	TimeQuota     *uint32
+	QuotaHolding  *uint32
+	QuotaValidity *uint32
 }
 
 // ApplyTo sets in p what the update sets.
@@ -145,6 +158,9 @@ func (u ForwardingUpdate) ApplyTo(f *Forwarding) {
 	if u.TOS != nil {
 		f.TOS = u.TOS
 	}
+	if u.InterfaceType != nil {
+		f.InterfaceType = u.InterfaceType
+	}
 	f.EndMarker = u.EndMarker
 }
 
@@ -169,13 +185,15 @@ func (u URRUpdate) ApplyTo(x *URR) {
 	set(&x.Period, u.Period)
 	set(&x.TimeThreshold, u.TimeThreshold)
 	set(&x.TimeQuota, u.TimeQuota)
+	set(&x.QuotaHolding, u.QuotaHolding)
+	set(&x.QuotaValidity, u.QuotaValidity)
 	if u.VolThreshold != nil {
 		x.VolThreshold = u.VolThreshold
 	}
 	if u.VolQuota != nil {
 		x.VolQuota = u.VolQuota
 	}
-	if u.VolQuota != nil || u.TimeQuota != nil {
+	if u.VolQuota != nil || u.TimeQuota != nil || u.QuotaValidity != nil {
 		x.Grant++
 	}
 }

@@ -1,6 +1,10 @@
 package session
 
-import "cmp"
+import (
+	"cmp"
+	"fmt"
+	"strings"
+)
 
 // addAll adds created rules, refusing an ID the session already has. Every
 // kind is tried and the first refusal wins; on one the session is discarded.
@@ -90,9 +94,28 @@ func validate(s *Session) error {
 		}
 	}
 	for id, u := range s.URRs.All() {
-		if u.Method == 0 {
-			return refuse(CauseMandatoryIEIncorrect, IECreateURR, "URR %d measures nothing", id)
+		if err := validateURR(id, u); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+func validateURR(id uint32, u URR) error {
+	switch {
+	case u.Method&(MeasDuration|MeasVolume|MeasEvent) == 0:
+		return refuse(CauseMandatoryIEIncorrect, IECreateURR, "URR %d measures nothing", id)
+	case u.Method&MeasEvent != 0:
+		return refuse(CauseRuleFailure, IEMeasurementMethod, "URR %d: event measurement (EVENT) is not supported", id)
+	}
+	if extra := u.Triggers &^ RepActedOn; extra != 0 {
+		var names []string
+		for bit := uint32(1); bit != 0 && bit <= extra; bit <<= 1 {
+			if extra&bit != 0 {
+				names = append(names, cmp.Or(triggerNames[bit], fmt.Sprintf("bit %#x", bit)))
+			}
+		}
+		return refuse(CauseRuleFailure, IEReportingTriggers, "URR %d: reporting triggers %s are not supported", id, strings.Join(names, ", "))
 	}
 	return nil
 }
@@ -131,8 +154,8 @@ func validateFAR(s *Session, f FAR) error {
 	if exclusive == 0 || exclusive&(exclusive-1) != 0 {
 		return refuse(CauseMandatoryIEIncorrect, IEApplyAction, "FAR %d: apply action %#x: want one of DROP, FORW, BUFF", f.ID, f.Action)
 	}
-	if f.Action&(ActIPMA|ActIPMD|ActDFRT|ActEDRT|ActBDPN|ActDDPN) != 0 {
-		return refuse(CauseRuleFailure, IEApplyAction, "FAR %d: apply action %#x asks for more than the UPF does (DROP, FORW, BUFF, NOCP, DUPL)", f.ID, f.Action)
+	if f.Action&(ActIPMA|ActIPMD|ActDFRT|ActEDRT|ActBDPN|ActDDPN|ActDupl) != 0 {
+		return refuse(CauseRuleFailure, IEApplyAction, "FAR %d: apply action %#x asks for more than the UPF does (DROP, FORW, BUFF, NOCP)", f.ID, f.Action)
 	}
 	if f.Action&ActForw != 0 && f.Forw == nil {
 		return refuse(CauseConditionalIEMissing, IEForwardingParams, "FAR %d forwards but has no forwarding parameters", f.ID)

@@ -13,11 +13,22 @@ type Session struct {
 	CPSEID uint64     // the SMF's
 	CPAddr netip.Addr // the SMF's F-SEID address
 	Peer   string     // node ID of the association it belongs to
+	Info   Info
 	PDRs   RuleSet[uint16, PDR]
 	FARs   RuleSet[uint32, FAR]
 	QERs   RuleSet[uint32, QER]
 	URRs   RuleSet[uint32, URR]
 	BARs   RuleSet[uint8, BAR]
+}
+
+// Info is what an establishment says of a session besides its rules:
+// nothing the datapath forwards by, but what the operator finds the
+// session by (the API shows it). The zero value is "not given".
+type Info struct {
+	PDNType uint8  // §8.2.79: 1 IPv4, 2 IPv6, 3 IPv4v6 (Non-IP and Ethernet are refused)
+	UserID  string // §8.2.101, e.g. "imsi-001010000000001,imei-4370816125816151"
+	DNN     string // APN/DNN (§8.2.103), as the SMF wrote it
+	SNSSAI  string // §8.2.152: the SST, and the SD in hex when it is not "no SD": "1", "1-010203"
 }
 
 // Source interface values, TS 29.244 §8.2.2.
@@ -47,7 +58,8 @@ type PDI struct {
 	NetworkInstance string
 	UEIP            *UEIP
 	SDFs            []SDF
-	QFI             uint8 // 0 = any
+	QFI             uint8  // 0 = any
+	InterfaceType   *uint8 // 3GPP Interface Type of the source (§8.2.118), nil = not given
 }
 
 // FTEID is a local F-TEID. With Choose, the UPF picks it: one per
@@ -120,6 +132,7 @@ type Forwarding struct {
 	NetworkInstance string
 	OHC             *OHC
 	TOS             *uint8 // transport level marking: ToS/traffic class
+	InterfaceType   *uint8 // 3GPP Interface Type of the destination (§8.2.118), nil = not given
 	// EndMarker asks for an End Marker to the old peer on this change
 	// (SNDEM in PFCPSMReq-Flags, §8.2.58).
 	EndMarker bool
@@ -166,6 +179,11 @@ type URR struct {
 	VolQuota      *Volume
 	TimeThreshold uint32
 	TimeQuota     uint32
+	// QuotaHolding (QHT, §8.2.49): seconds without traffic after which
+	// QUHTI reports; QuotaValidity (QVT, §8.2.174): seconds after the
+	// grant when QUVTI reports. 0: none.
+	QuotaHolding  uint32
+	QuotaValidity uint32
 	MBQE          bool // measure before QoS enforcement
 	// Grant counts the quotas granted by Update URR: a new grant, even of
 	// the same size, starts the quota over.
@@ -200,6 +218,21 @@ const (
 	RepPeriodic      uint32 = 1 << 16 // PERIO
 	RepVolThreshold  uint32 = 1 << 17 // VOLTH
 	RepTimeThreshold uint32 = 1 << 18 // TIMTH
+	RepQuotaHolding  uint32 = 1 << 19 // QUHTI
+	RepStart         uint32 = 1 << 20 // START: traffic seen
 	RepVolQuota      uint32 = 1 << 8  // VOLQU
 	RepTimeQuota     uint32 = 1 << 9  // TIMQU
+	RepQuotaValidity uint32 = 1 << 15 // QUVTI
+
+	// RepActedOn are the triggers the UPF reports on; a URR asking for
+	// any other (STOPT, DROTH, LIUSA, ENVCL, MACAR, EVETH, EVEQU, IPMJL,
+	// REEMR, UPINT) is refused.
+	RepActedOn = RepPeriodic | RepVolThreshold | RepTimeThreshold | RepQuotaHolding | RepStart |
+		RepVolQuota | RepTimeQuota | RepQuotaValidity
 )
+
+// triggerNames name the bits of Reporting Triggers, for refusals.
+var triggerNames = map[uint32]string{
+	1 << 21: "STOPT", 1 << 22: "DROTH", 1 << 23: "LIUSA", 1 << 10: "ENVCL", 1 << 11: "MACAR",
+	1 << 12: "EVETH", 1 << 13: "EVEQU", 1 << 14: "IPMJL", 1 << 0: "REEMR", 1 << 1: "UPINT",
+}

@@ -23,6 +23,7 @@ type savedSession struct {
 	SEID, CPSEID uint64
 	CPAddr       netip.Addr
 	Peer         string
+	Info         Info
 	PDRs         []PDR
 	FARs         []FAR
 	QERs         []QER
@@ -36,7 +37,7 @@ func (s *Store) Save(enc *json.Encoder) error {
 		return err
 	}
 	for _, x := range s.sessions {
-		v := savedSession{SEID: x.SEID, CPSEID: x.CPSEID, CPAddr: x.CPAddr, Peer: x.Peer,
+		v := savedSession{SEID: x.SEID, CPSEID: x.CPSEID, CPAddr: x.CPAddr, Peer: x.Peer, Info: x.Info,
 			PDRs: x.PDRs.rules, FARs: x.FARs.rules, QERs: x.QERs.rules, URRs: x.URRs.rules, BARs: x.BARs.rules}
 		if err := enc.Encode(v); err != nil {
 			return fmt.Errorf("save session %#x: %w", x.SEID, err)
@@ -65,7 +66,7 @@ func (s *Store) Restore(dec *json.Decoder) error {
 		if err := dec.Decode(&v); err != nil {
 			return fmt.Errorf("restore a session: %w", err)
 		}
-		x := &Session{SEID: v.SEID, CPSEID: v.CPSEID, CPAddr: v.CPAddr, Peer: v.Peer,
+		x := &Session{SEID: v.SEID, CPSEID: v.CPSEID, CPAddr: v.CPAddr, Peer: v.Peer, Info: v.Info,
 			PDRs: RuleSet[uint16, PDR]{v.PDRs}, FARs: RuleSet[uint32, FAR]{v.FARs},
 			QERs: RuleSet[uint32, QER]{v.QERs}, URRs: RuleSet[uint32, URR]{v.URRs}, BARs: RuleSet[uint8, BAR]{v.BARs}}
 		if _, dup := s.sessions[x.SEID]; dup {

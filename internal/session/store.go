@@ -182,6 +182,9 @@ func (s *Store) Commit(c *Change) {
 		delete(s.byCP, cpKey{c.Prev.Peer, c.Prev.CPSEID})
 		return
 	}
+	if c.Prev != nil && c.Prev.CPSEID != c.Next.CPSEID { // the SMF changed its F-SEID
+		delete(s.byCP, cpKey{c.Prev.Peer, c.Prev.CPSEID})
+	}
 	s.sessions[c.Next.SEID] = c.Next
 	s.byCP[cpKey{c.Next.Peer, c.Next.CPSEID}] = c.Next.SEID
 }
@@ -204,7 +207,7 @@ func (s *Store) planEstablish(r *Establish) (*Change, error) {
 	if old, dup := s.byCP[cpKey{r.Peer, r.CPSEID}]; dup {
 		return nil, refuse(CauseRequestRejected, IEFSEID, "CP F-SEID %#x of %s is already session %#x", r.CPSEID, r.Peer, old)
 	}
-	next := &Session{SEID: s.newSEID(), CPSEID: r.CPSEID, CPAddr: r.CPAddr, Peer: r.Peer}
+	next := &Session{SEID: s.newSEID(), CPSEID: r.CPSEID, CPAddr: r.CPAddr, Peer: r.Peer, Info: r.Info}
 	c := &Change{Next: next}
 	if err := addAll(next, r.PDRs, r.FARs, r.QERs, r.URRs, r.BARs); err != nil {
 		return c, err
@@ -265,6 +268,12 @@ func (s *Store) planModify(r *Modify) (*Change, error) {
 	}
 	next := prev.Clone()
 	c := &Change{Prev: prev, Next: next, Query: r.QueryURRs, DropBuffer: r.DropBuffer}
+	if cp := r.CP; cp != nil {
+		if other, used := s.byCP[cpKey{prev.Peer, cp.SEID}]; used && other != prev.SEID {
+			return c, refuse(CauseRequestRejected, IEFSEID, "CP F-SEID %#x of %s is already session %#x", cp.SEID, prev.Peer, other)
+		}
+		next.CPSEID, next.CPAddr = cp.SEID, cp.Addr
+	}
 	if r.QueryAll {
 		c.Query = slices.AppendSeq(c.Query, prev.URRs.IDs())
 	}

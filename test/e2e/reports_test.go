@@ -88,6 +88,36 @@ func TestPrivilegedUPFDReports(t *testing.T) {
 		}
 	})
 
+	t.Run("start of traffic, then quota holding time", func(t *testing.T) {
+		// START (free5GC's online charging waits for it), QUHTI after 2 s
+		// without a packet.
+		_, teid, cp := establish(t, "10.45.0.10", volumeURR(1, ie.NewReportingTriggers(0x18, 0, 0),
+			ie.NewQuotaHoldingTime(2*time.Second)))
+		got := receiveAsync(dnRx, 3)
+		for i := range 3 {
+			sendUplinkFrom(t, gnb, "10.45.0.10", teid, i)
+		}
+		<-got
+		r := s.report(t, cp, 3*time.Second)
+		wantTrigger(t, r.UsageReport, []byte{0x10, 0, 0}) // START
+		if got, want := usageIn(t, r.UsageReport, 1), (volume{ul: 3 * 128, ulPkts: 3}); got != want {
+			t.Errorf("start report %+v, want %+v", got, want)
+		}
+		r = s.report(t, cp, 4*time.Second)
+		wantTrigger(t, r.UsageReport, []byte{0x08, 0, 0}) // QUHTI
+	})
+
+	t.Run("a trigger the UPF does not act on is refused", func(t *testing.T) {
+		r := s.ask(establishment(s.next(), "10.45.0.11", volumeURR(1, ie.NewReportingTriggers(0x20, 0, 0)))) // STOPT
+		est := r.(*message.SessionEstablishmentResponse)
+		if c := cause(t, est.Cause); c != 73 {
+			t.Fatalf("STOPT: cause %d, want 73 (Rule creation/modification failure)", c)
+		}
+		if off, _ := est.OffendingIE.OffendingIE(); off != ie.ReportingTriggers {
+			t.Errorf("STOPT: offending IE %d, want Reporting Triggers", off)
+		}
+	})
+
 	t.Run("periodic report", func(t *testing.T) {
 		_, _, cp := establish(t, "10.45.0.4", volumeURR(1, ie.NewReportingTriggers(0x01, 0, 0), // PERIO
 			ie.NewMeasurementPeriod(time.Second)))

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -237,10 +238,14 @@ func establishment(seq uint32, ue string, urr *ie.IE, fars ...*ie.IE) message.Me
 	return message.NewSessionEstablishmentRequest(0, 0, 0, seq, 0, append(ies, fars...)...)
 }
 
-// volumeURR measures volume and reports only when asked.
+// volumeURR measures volume and reports only when asked, unless extra
+// holds Reporting Triggers of its own.
 func volumeURR(id uint32, extra ...*ie.IE) *ie.IE {
-	return ie.NewCreateURR(append([]*ie.IE{ie.NewURRID(id), ie.NewMeasurementMethod(0, 1, 0),
-		ie.NewReportingTriggers(0, 0, 0)}, extra...)...)
+	kids := []*ie.IE{ie.NewURRID(id), ie.NewMeasurementMethod(0, 1, 0)}
+	if !slices.ContainsFunc(extra, func(i *ie.IE) bool { return i.Type == ie.ReportingTriggers }) {
+		kids = append(kids, ie.NewReportingTriggers(0, 0, 0))
+	}
+	return ie.NewCreateURR(append(kids, extra...)...)
 }
 
 // volume is a Volume Measurement in octets and packets.

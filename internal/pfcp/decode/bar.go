@@ -18,6 +18,7 @@ var barGroup = group[session.BAR]{
 		}),
 	),
 	mandatory: []uint16{ie.BARID},
+	refused:   []uint16{ie.DownlinkDataNotificationDelay, ie.MTEDTControlInformation},
 }
 
 func createBAR(i *ie.IE) (session.BAR, *session.Error) { return grouped(&barGroup, i) }

@@ -12,6 +12,7 @@ package decode
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/wmnsk/go-pfcp/ie"
 
@@ -20,33 +21,67 @@ import (
 
 // field is what a group does with one IE type.
 type field[T any] struct {
-	read func(v *T, k *ie.IE) error
-	many bool // may occur more than once
+	read   func(v *T, k *ie.IE) error
+	repeat repeat
 }
+
+// repeat says what a second IE of a type is.
+type repeat uint8
+
+const (
+	once        repeat = iota // the spec allows one: a second is Mandatory IE incorrect
+	several                   // the spec allows several, each read
+	onlyOneHere               // the spec allows several, the UPF acts on one: a second is refused
+)
 
 // group is the IEs a grouped IE, or a request, may hold, by type.
 type group[T any] struct {
 	name      string // as refusals say it: "Create PDR"
 	fields    map[uint16]field[T]
 	mandatory []uint16 // in the order a missing one is named
+	// refused are IEs the spec puts here that the UPF does not act on:
+	// each is refused, never accepted and ignored. Other IEs the table
+	// does not name, unknown or unexpected here, are ignored (§7.6).
+	refused []uint16
+	// request: the group is a request, whose IEs the UPF does not act on
+	// are refused with Service not supported rather than with Rule
+	// creation/modification failure.
+	request bool
 }
 
-// apply reads kids into v by the table. An IE the table does not name is
-// passed over. Every IE is read, so that what a refusal is addressed by
-// (the Node ID) is known whatever comes before it; the first problem is
-// the refusal: a field's *session.Error as it is, any other error as
-// Mandatory IE incorrect naming the IE, then a missing mandatory IE.
+// apply reads kids into v by the table. Every IE is read, so that what a
+// refusal is addressed by (the Node ID) is known whatever comes before it;
+// the first problem is the refusal:
+//   - an IE of g.refused, which the UPF would not act on;
+//   - a second copy of an IE that may occur once is Mandatory IE
+//     incorrect, rather than one copy silently winning, and of one the
+//     UPF takes only once of several, refused as not acted on;
+//   - a field's *session.Error is the refusal as it is, any other error
+//     of a field is Mandatory IE incorrect naming the IE;
+//   - then a missing mandatory IE.
 func (g *group[T]) apply(v *T, kids []*ie.IE) *session.Error {
 	var seen typeSet
 	var first *session.Error
 	for _, k := range kids {
+		var e *session.Error
 		f, ok := g.fields[k.Type]
-		if !ok {
+		switch {
+		case !ok && slices.Contains(g.refused, k.Type):
+			e = g.notActedOn(k.Type, "is not supported")
+		case !ok:
 			continue
+		case f.repeat == once && seen.has(k.Type):
+			e = incorrect(k.Type, "%s: IE %d may occur once, and occurs again", g.name, k.Type)
+		case f.repeat == onlyOneHere && seen.has(k.Type):
+			e = g.notActedOn(k.Type, "more than once is not supported")
+		default:
+			seen.add(k.Type)
+			if err := f.read(v, k); err != nil {
+				e = g.problem(k, err)
+			}
 		}
-		seen.add(k.Type)
-		if err := f.read(v, k); err != nil && first == nil {
-			first = g.problem(k, err)
+		if first == nil {
+			first = e
 		}
 	}
 	if first != nil {
@@ -58,6 +93,15 @@ func (g *group[T]) apply(v *T, kids []*ie.IE) *session.Error {
 		}
 	}
 	return nil
+}
+
+// notActedOn is the refusal of an IE the UPF does not act on.
+func (g *group[T]) notActedOn(t uint16, why string) *session.Error {
+	cause := session.CauseRuleFailure
+	if g.request {
+		cause = session.CauseServiceNotSupported
+	}
+	return &session.Error{Cause: cause, IE: t, Msg: fmt.Sprintf("%s: IE %d %s", g.name, t, why)}
 }
 
 // problem is the refusal for err, met reading k.
@@ -105,13 +149,18 @@ type fieldOf[T any] struct {
 	f field[T]
 }
 
-// one is an IE that may occur once, many one that may repeat.
+// one is an IE that may occur once, many one that may repeat, first one
+// that may repeat of which the UPF acts on one.
 func one[T any](t uint16, read func(v *T, k *ie.IE) error) fieldOf[T] {
 	return fieldOf[T]{t, field[T]{read: read}}
 }
 
 func many[T any](t uint16, read func(v *T, k *ie.IE) error) fieldOf[T] {
-	return fieldOf[T]{t, field[T]{read: read, many: true}}
+	return fieldOf[T]{t, field[T]{read: read, repeat: several}}
+}
+
+func first[T any](t uint16, read func(v *T, k *ie.IE) error) fieldOf[T] {
+	return fieldOf[T]{t, field[T]{read: read, repeat: onlyOneHere}}
 }
 
 // collect is a field that keeps the IEs of its type for a later step.

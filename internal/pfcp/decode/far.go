@@ -24,20 +24,17 @@ var farFields = fields(
 		u.BARID = &id
 		return err
 	}),
-	one(ie.DuplicatingParameters, refused[session.FARUpdate]),
-	one(ie.UpdateDuplicatingParameters, refused[session.FARUpdate]),
-	one(ie.RedirectInformation, refused[session.FARUpdate]),
 )
+
+// farRefused are the IEs of a Create or Update FAR the UPF does not act on.
+var farRefused = []uint16{ie.DuplicatingParameters, ie.UpdateDuplicatingParameters, ie.RedirectInformation,
+	ie.RedundantTransmissionForwardingParameters}
 
 var (
-	createFARGroup = group[session.FARUpdate]{name: "Create FAR", fields: farFields, mandatory: []uint16{ie.FARID, ie.ApplyAction}}
-	updateFARGroup = group[session.FARUpdate]{name: "Update FAR", fields: farFields, mandatory: []uint16{ie.FARID}}
+	createFARGroup = group[session.FARUpdate]{name: "Create FAR", fields: farFields, mandatory: []uint16{ie.FARID, ie.ApplyAction},
+		refused: farRefused}
+	updateFARGroup = group[session.FARUpdate]{name: "Update FAR", fields: farFields, mandatory: []uint16{ie.FARID}, refused: farRefused}
 )
-
-// refused is the field of an IE that the UPF does not act on.
-func refused[T any](_ *T, k *ie.IE) error {
-	return unsupported(k.Type, "IE %d is not supported", k.Type)
-}
 
 // createFAR reads a Create FAR: the fields of an Update FAR, with the
 // apply action mandatory and, in forwarding parameters, the destination.
@@ -108,10 +105,13 @@ var forwardingGroup = group[session.ForwardingUpdate]{
 			u.EndMarker = fl&0x02 != 0 // SNDEM
 			return err
 		}),
-		one(ie.ForwardingPolicy, refused[session.ForwardingUpdate]),
-		one(ie.HeaderEnrichment, refused[session.ForwardingUpdate]),
-		one(ie.RedirectInformation, refused[session.ForwardingUpdate]),
+		one(ie.TGPPInterfaceType, func(u *session.ForwardingUpdate, k *ie.IE) (err error) {
+			u.InterfaceType, err = interfaceType(k)
+			return
+		}),
 	),
+	refused: []uint16{ie.RedirectInformation, ie.ForwardingPolicy, ie.HeaderEnrichment, ie.TrafficEndpointID,
+		ie.Proxying, ie.DataNetworkAccessIdentifier},
 }
 
 func ohc(i *ie.IE) (*session.OHC, error) {

@@ -51,10 +51,16 @@ var pdrFields = fields(
 	}),
 )
 
+// pdrRefused are the IEs of a Create PDR the UPF does not act on.
+var pdrRefused = []uint16{ie.ActivatePredefinedRules, ie.ActivationTime, ie.DeactivationTime, ie.MARID,
+	ie.PacketReplicationAndDetectionCarryOnInformation, ie.IPMulticastAddressingInfo, ie.UEIPAddressPoolIdentity,
+	ie.MPTCPApplicableIndication, ie.TransportDelayReporting}
+
 var (
 	createPDRGroup = group[session.PDRUpdate]{name: "Create PDR", fields: pdrFields,
-		mandatory: []uint16{ie.PDRID, ie.Precedence, ie.PDI}}
-	updatePDRGroup = group[session.PDRUpdate]{name: "Update PDR", fields: pdrFields, mandatory: []uint16{ie.PDRID}}
+		mandatory: []uint16{ie.PDRID, ie.Precedence, ie.PDI}, refused: pdrRefused}
+	updatePDRGroup = group[session.PDRUpdate]{name: "Update PDR", fields: pdrFields, mandatory: []uint16{ie.PDRID},
+		refused: append([]uint16{ie.DeactivatePredefinedRules}, pdrRefused...)}
 )
 
 // createPDR reads a Create PDR: the fields of an Update PDR, of which the
@@ -81,19 +87,32 @@ var pdiGroup = group[session.PDI]{
 		one(ie.SourceInterface, func(p *session.PDI, k *ie.IE) (err error) { p.Source, err = k.SourceInterface(); return }),
 		one(ie.FTEID, func(p *session.PDI, k *ie.IE) (err error) { p.FTEID, err = fteid(k); return }),
 		one(ie.NetworkInstance, func(p *session.PDI, k *ie.IE) error { p.NetworkInstance = networkInstance(k); return nil }),
-		one(ie.UEIPAddress, func(p *session.PDI, k *ie.IE) (err error) { p.UEIP, err = ueIP(k); return }),
+		first(ie.UEIPAddress, func(p *session.PDI, k *ie.IE) (err error) { p.UEIP, err = ueIP(k); return }),
 		many(ie.SDFFilter, func(p *session.PDI, k *ie.IE) error {
 			s, err := sdfFilter(k)
 			p.SDFs = append(p.SDFs, s)
 			return err
 		}),
-		one(ie.QFI, func(p *session.PDI, k *ie.IE) (err error) { p.QFI, err = k.QFI(); return }),
+		first(ie.QFI, func(p *session.PDI, k *ie.IE) (err error) { p.QFI, err = k.QFI(); return }),
+		one(ie.TGPPInterfaceType, func(p *session.PDI, k *ie.IE) (err error) { p.InterfaceType, err = interfaceType(k); return }),
 		one(ie.ApplicationID, func(p *session.PDI, k *ie.IE) error {
 			id, _ := k.ApplicationID()
 			return unsupported(ie.ApplicationID, "application %q: the UPF does not detect applications", id)
 		}),
 	),
 	mandatory: []uint16{ie.SourceInterface},
+	refused: []uint16{ie.TrafficEndpointID, ie.RedundantTransmissionParameters, ie.EthernetPDUSessionInformation,
+		ie.EthernetPacketFilter, ie.FramedRoute, ie.FramedRouting, ie.FramedIPv6Route, ie.IPMulticastAddressingInfo},
+}
+
+// interfaceType reads a 3GPP Interface Type (§8.2.118): kept with the
+// rule it describes, for the operator to see.
+func interfaceType(k *ie.IE) (*uint8, error) {
+	t, err := k.TGPPInterfaceType()
+	if err != nil {
+		return nil, err
+	}
+	return &t, nil
 }
 
 func fteid(i *ie.IE) (*session.FTEID, error) {

@@ -85,4 +85,3 @@ func TestUEIPAddressIPv6Prefix(t *testing.T) {
 		})
 	}
 }
-

@@ -41,9 +41,14 @@ var qerFields = fields(
 	}),
 )
 
+// qerRefused are the IEs of a Create or Update QER the UPF does not act on.
+var qerRefused = []uint16{ie.QERCorrelationID, ie.PacketRate, ie.DLFlowLevelMarking, ie.PagingPolicyIndicator,
+	ie.AveragingWindow, ie.QERControlIndications}
+
 var (
-	createQERGroup = group[session.QERUpdate]{name: "Create QER", fields: qerFields, mandatory: []uint16{ie.QERID, ie.GateStatus}}
-	updateQERGroup = group[session.QERUpdate]{name: "Update QER", fields: qerFields, mandatory: []uint16{ie.QERID}}
+	createQERGroup = group[session.QERUpdate]{name: "Create QER", fields: qerFields, mandatory: []uint16{ie.QERID, ie.GateStatus},
+		refused: qerRefused}
+	updateQERGroup = group[session.QERUpdate]{name: "Update QER", fields: qerFields, mandatory: []uint16{ie.QERID}, refused: qerRefused}
 )
 
 // createQER reads a Create QER: its fields, with the gate mandatory.

@@ -1,8 +1,10 @@
 package decode
 
 import (
+	"bytes"
 	"fmt"
 	"net/netip"
+	"strings"
 
 	"github.com/wmnsk/go-pfcp/ie"
 
@@ -51,8 +53,52 @@ var establishRequest = group[establishment]{
 		many(ie.CreateQER, collect(func(v *establishment) *[]*ie.IE { return &v.qers })),
 		many(ie.CreateURR, collect(func(v *establishment) *[]*ie.IE { return &v.urrs })),
 		one(ie.CreateBAR, collect(func(v *establishment) *[]*ie.IE { return &v.bars })),
+		one(ie.PDNType, func(v *establishment, k *ie.IE) error {
+			t, err := k.PDNType()
+			if err == nil && t != ie.PDNTypeIPv4 && t != ie.PDNTypeIPv6 && t != ie.PDNTypeIPv4v6 {
+				return &session.Error{Cause: session.CauseServiceNotSupported, IE: ie.PDNType,
+					Msg: fmt.Sprintf("PDN type %d: the UPF carries IPv4 and IPv6 PDU sessions only", t)}
+			}
+			v.req.Info.PDNType = t
+			return err
+		}),
+		one(ie.UserID, func(v *establishment, k *ie.IE) (err error) { v.req.Info.UserID, err = userID(k); return }),
+		one(ie.APNDNN, func(v *establishment, k *ie.IE) (err error) { v.req.Info.DNN, err = k.APNDNN(); return }),
+		one(ie.SNSSAI, func(v *establishment, k *ie.IE) (err error) { v.req.Info.SNSSAI, err = snssai(k); return }),
 	),
 	mandatory: []uint16{ie.NodeID, ie.FSEID},
+	refused: []uint16{ie.CreateTrafficEndpoint, ie.FQCSID, ie.UserPlaneInactivityTimer, ie.TraceInformation,
+		ie.CreateMAR, ie.PFCPSEReqFlags, ie.CreateBridgeInfoForTSC, ie.CreateSRR, ie.ProvideATSSSControlInformation,
+		ie.RecoveryTimeStamp, ie.ProvideRDSConfigurationInformation},
+	request: true,
+}
+
+// userID writes a User ID (§8.2.101) as the identities it holds.
+func userID(k *ie.IE) (string, error) {
+	f, err := fieldsOf(k, ie.ParseUserIDFields)
+	if err != nil {
+		return "", err
+	}
+	var ids []string
+	for _, id := range []struct{ name, v string }{{"imsi", f.IMSI}, {"imei", f.IMEI}, {"msisdn", f.MSISDN}, {"nai", f.NAI}} {
+		if id.v != "" {
+			ids = append(ids, id.name+"-"+id.v)
+		}
+	}
+	return strings.Join(ids, ","), nil
+}
+
+// snssai writes an S-NSSAI (§8.2.152): the SST, and the SD unless it is
+// FFFFFF, "no SD" (TS 23.003 §28.4.2).
+func snssai(k *ie.IE) (string, error) {
+	b, err := k.SNSSAI()
+	if err != nil {
+		return "", err
+	}
+	if sd := b[1:4]; !bytes.Equal(sd, []byte{0xff, 0xff, 0xff}) {
+		return fmt.Sprintf("%d-%x", b[0], sd), nil
+	}
+	return fmt.Sprint(b[0]), nil
 }
 
 // rules decodes the rules, once the request's own IEs are read.
@@ -141,19 +187,33 @@ var modifyRules = [...]uint16{
 }
 
 var modifyRequest = func() group[modification] {
-	g := group[modification]{name: "Session Modification Request", fields: fields(
+	g := group[modification]{name: "Session Modification Request", request: true, fields: fields(
 		one(ie.PFCPSMReqFlags, func(v *modification, k *ie.IE) error {
 			fl, err := k.PFCPSMReqFlags()
 			v.req.DropBuffer, v.req.QueryAll = fl&0x01 != 0, fl&0x04 != 0 // DROBU, QAURR
 			return err
 		}),
-	)}
+		one(ie.FSEID, func(v *modification, k *ie.IE) error {
+			seid, addr, err := cpFSEID(k)
+			v.req.CP = &session.CPFSEID{SEID: seid, Addr: addr}
+			return err
+		}),
+	), refused: []uint16{ie.RemoveTrafficEndpoint, ie.CreateTrafficEndpoint, ie.UpdateTrafficEndpoint,
+		ie.UpdateBARWithinSessionModificationRequest, ie.FQCSID, ie.UserPlaneInactivityTimer, ie.QueryURRReference,
+		ie.TraceInformation, ie.RemoveMAR, ie.UpdateMAR, ie.CreateMAR, ie.NodeID,
+		ie.TSCManagementInformationWithinSessionModificationRequest, ie.RemoveSRR, ie.CreateSRR, ie.UpdateSRR,
+		ie.ProvideATSSSControlInformation, ie.EthernetContextInformation, ie.AccessAvailabilityInformation,
+		ie.QueryPacketRateStatusWithinSessionModificationRequest, ie.SNSSAI}}
 	for i, t := range modifyRules {
 		keep := func(v *modification, k *ie.IE) error {
 			v.ies[i] = append(v.ies[i], k)
 			return nil
 		}
-		g.fields[t] = field[modification]{read: keep, many: t != ie.CreateBAR && t != ie.RemoveBAR}
+		f := field[modification]{read: keep, repeat: several}
+		if t == ie.CreateBAR || t == ie.RemoveBAR {
+			f.repeat = once
+		}
+		g.fields[t] = f
 	}
 	return g
 }()

@@ -46,16 +46,27 @@ var urrTable = fields(
 	}),
 	one(ie.TimeThreshold, func(u *urrFields, k *ie.IE) (err error) { u.TimeThreshold, err = seconds(k.TimeThreshold); return }),
 	one(ie.TimeQuota, func(u *urrFields, k *ie.IE) (err error) { u.TimeQuota, err = seconds(k.TimeQuota); return }),
+	one(ie.QuotaHoldingTime, func(u *urrFields, k *ie.IE) (err error) { u.QuotaHolding, err = seconds(k.QuotaHoldingTime); return }),
+	one(ie.QuotaValidityTime, func(u *urrFields, k *ie.IE) (err error) {
+		u.QuotaValidity, err = seconds(k.QuotaValidityTime)
+		return
+	}),
 	one(ie.MeasurementInformation, func(u *urrFields, k *ie.IE) error {
 		u.mbqe = len(k.Payload) > 0 && k.Payload[0]&0x01 != 0
 		return nil
 	}),
 )
 
+// urrRefused are the IEs of a Create or Update URR the UPF does not act on.
+var urrRefused = []uint16{ie.EventThreshold, ie.EventQuota, ie.DroppedDLTrafficThreshold, ie.MonitoringTime, ie.SubsequentVolumeThreshold, ie.SubsequentTimeThreshold,
+	ie.SubsequentVolumeQuota, ie.SubsequentTimeQuota, ie.SubsequentEventThreshold, ie.SubsequentEventQuota,
+	ie.InactivityDetectionTime, ie.LinkedURRID, ie.TimeQuotaMechanism, ie.AggregatedURRs, ie.FARID,
+	ie.EthernetInactivityTimer, ie.AdditionalMonitoringTime, ie.NumberOfReports}
+
 var (
 	createURRGroup = group[urrFields]{name: "Create URR", fields: urrTable,
-		mandatory: []uint16{ie.URRID, ie.MeasurementMethod, ie.ReportingTriggers}}
-	updateURRGroup = group[urrFields]{name: "Update URR", fields: urrTable, mandatory: []uint16{ie.URRID}}
+		mandatory: []uint16{ie.URRID, ie.MeasurementMethod, ie.ReportingTriggers}, refused: urrRefused}
+	updateURRGroup = group[urrFields]{name: "Update URR", fields: urrTable, mandatory: []uint16{ie.URRID}, refused: urrRefused}
 )
 
 // createURR reads a Create URR: its fields, with the measurement method

@@ -1,7 +1,10 @@
-// Package refs is the reference forwarder: the least an XDP program can do
-// to move frames between two ports (rewrite both MACs, redirect through a
-// devmap). Every UPF figure is also given as a ratio to it, measured in the
-// same run: it is the ceiling of this machine's path.
+// Package refs holds the references every UPF figure is also given as a
+// ratio to, measured in the same run. The Forwarder is the least an XDP
+// program can do to move frames between two ports (rewrite both MACs,
+// redirect through a devmap): the ceiling of this machine's path. The
+// Minimal UPF is the least work any UPF must do for the same frames (find
+// the session, count, decapsulate or encapsulate, then as the Forwarder):
+// the floor of a UPF's cost.
 package refs
 
 import (

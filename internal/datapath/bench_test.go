@@ -12,6 +12,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -27,13 +28,15 @@ import (
 	"github.com/sluice-upf/sluice/lab/tgen"
 )
 
-// BenchmarkDatapath measures the datapath beside the reference forwarder,
-// in one run, and prints a table of medians and ratios:
+// BenchmarkDatapath measures the datapath beside the reference forwarder
+// and the minimal UPF, in one run, and prints a table of medians and
+// ratios:
 //
 //	go test -run '^$' -bench Datapath -benchtime 1x ./internal/datapath
 //
 // SLUICE_BENCH=regexp keeps only the cases whose names match (the
-// reference forwarder is always measured).
+// reference forwarder is always measured, and the minimal UPF with the
+// sessions and direction of every case kept).
 //
 // Two measures per case: the program's time per packet under BPF_PROG_RUN,
 // each run on a fresh copy of the frame; and its in-kernel run time per
@@ -48,26 +51,32 @@ func BenchmarkDatapath(b *testing.B) {
 	}
 	defer stats.Close()
 
-	cases := []*benchCase{
-		{name: "floor: empty program (measurement overhead)", dir: N3, floor: true},
-		{name: "reference forwarder, uplink frame", dir: N3, ref: true},
-		{name: "reference forwarder, downlink frame", dir: N6, ref: true},
+	upf := []*benchCase{
 		{name: "uplink, 1 PDR", dir: N3, sessions: 1, pdrs: 1},
-		{name: "downlink, 1 PDR", dir: N6, sessions: 1, pdrs: 1},
 		{name: "uplink, 32 PDRs, last matches", dir: N3, sessions: 1, pdrs: 32},
 		{name: "uplink, MBR QER + URR", dir: N3, sessions: 1, pdrs: 1, qos: true},
+		{name: "downlink, 1 PDR", dir: N6, sessions: 1, pdrs: 1},
 		{name: "downlink, MBR QER + URR", dir: N6, sessions: 1, pdrs: 1, qos: true},
-		{name: "uplink, 1,000,000 sessions", dir: N3, sessions: 1_000_000, pdrs: 1},
-		{name: "downlink, 1,000,000 sessions", dir: N6, sessions: 1_000_000, pdrs: 1},
+		{name: "uplink, 1,000 sessions", dir: N3, sessions: 1_000, pdrs: 1},
+		{name: "downlink, 1,000 sessions", dir: N6, sessions: 1_000, pdrs: 1},
+		{name: "uplink, 100,000 sessions", dir: N3, sessions: 100_000, pdrs: 1},
 		{name: "uplink, 100,000 sessions, UE filter, MBR QER + URR", dir: N3, sessions: 100_000, pdrs: 1, qos: true, ueFilter: true},
+		{name: "downlink, 100,000 sessions", dir: N6, sessions: 100_000, pdrs: 1},
 		{name: "downlink, 100,000 sessions, UE filter, MBR QER + URR", dir: N6, sessions: 100_000, pdrs: 1, qos: true, ueFilter: true},
+		{name: "uplink, 1,000,000 sessions", dir: N3, sessions: 1_000_000, pdrs: 1},
 		{name: "uplink, 1,000,000 sessions, UE filter, MBR QER + URR", dir: N3, sessions: 1_000_000, pdrs: 1, qos: true, ueFilter: true},
+		{name: "downlink, 1,000,000 sessions", dir: N6, sessions: 1_000_000, pdrs: 1},
 		{name: "downlink, 1,000,000 sessions, UE filter, MBR QER + URR", dir: N6, sessions: 1_000_000, pdrs: 1, qos: true, ueFilter: true},
 	}
 	if pat := os.Getenv("SLUICE_BENCH"); pat != "" {
 		re := regexp.MustCompile(pat)
-		cases = slices.DeleteFunc(cases, func(c *benchCase) bool { return !c.ref && !c.floor && !re.MatchString(c.name) })
+		upf = slices.DeleteFunc(upf, func(c *benchCase) bool { return !re.MatchString(c.name) })
 	}
+	cases := append([]*benchCase{
+		{name: "floor: empty program (measurement overhead)", kind: kindFloor, dir: N3},
+		{name: "reference forwarder, uplink frame", kind: kindRef, dir: N3},
+		{name: "reference forwarder, downlink frame", kind: kindRef, dir: N6},
+	}, withMinimal(upf)...)
 	for _, c := range cases {
 		c.setUp(b, ns)
 	}
@@ -85,25 +94,87 @@ func BenchmarkDatapath(b *testing.B) {
 	printBench(cases)
 }
 
+// benchKind is what a case measures.
+type benchKind uint8
+
+const (
+	kindUPF   benchKind = iota // upfd's datapath
+	kindFloor                  // a program that drops at once: what measuring itself costs
+	kindRef                    // the reference forwarder
+	kindMin                    // the minimal UPF
+)
+
 type benchCase struct {
 	name     string
+	kind     benchKind
 	dir      Role // N3: uplink, N6: downlink
-	ref      bool // the reference forwarder
-	floor    bool // a program that drops at once: what measuring itself costs
 	sessions int
 	pdrs     int
 	qos      bool
 	ueFilter bool // the uplink PDR names the UE's address, as the SMFs' do
+
+	// minimal is the minimal UPF's case with this one's sessions and
+	// direction, measured in the same rounds (upfd's cases).
+	minimal *benchCase
 
 	frame []byte
 	gen   *tgen.Generator
 	sink  *tgen.Sink
 	d     *Datapath
 	fwd   *refs.Forwarder
+	mu    *refs.Minimal
 	empty *ebpf.Program
 	link  link.Link
 
 	runNS, kernNS, mpps []float64
+}
+
+// withMinimal puts before upfd's cases of each direction and number of
+// sessions the minimal UPF's case with the same, so that each round
+// measures it beside them. upfd's cases with the same direction and
+// sessions stay together, in the order of the first of them.
+func withMinimal(upf []*benchCase) []*benchCase {
+	type group struct {
+		dir      Role
+		sessions int
+	}
+	var order []group
+	groups := map[group][]*benchCase{}
+	for _, c := range upf {
+		k := group{c.dir, c.sessions}
+		if groups[k] == nil {
+			m := &benchCase{kind: kindMin, dir: c.dir, sessions: c.sessions,
+				name: fmt.Sprintf("minimal UPF, %s, %s", direction(c.dir), sessionCount(c.sessions))}
+			groups[k] = []*benchCase{m}
+			order = append(order, k)
+		}
+		c.minimal = groups[k][0]
+		groups[k] = append(groups[k], c)
+	}
+	var cases []*benchCase
+	for _, k := range order {
+		cases = append(cases, groups[k]...)
+	}
+	return cases
+}
+
+func direction(r Role) string {
+	if r == N3 {
+		return "uplink"
+	}
+	return "downlink"
+}
+
+// sessionCount is "1 session", "1,000 sessions" and so on.
+func sessionCount(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if n == 1 {
+		return s + " session"
+	}
+	return s + " sessions"
 }
 
 func (c *benchCase) out() Role {
@@ -113,10 +184,20 @@ func (c *benchCase) out() Role {
 	return N3
 }
 
+// qfi is the sessions' QFI as the sink checks it: upfd's downlink G-PDUs
+// carry one only with a QER; the minimal UPF always sends the container,
+// with QFI 9.
+func (c *benchCase) qfi() uint8 {
+	if c.qos || c.kind == kindMin {
+		return qfiDef
+	}
+	return 0
+}
+
 // The frames: a 64-byte UDP payload, uplink in a G-PDU with a PDU Session
 // Container. The generator cycles over the sessions' TEIDs and UE addresses;
-// the sink behind checks what the reference forwarder or the datapath made
-// of them.
+// the sink behind checks what the reference forwarder, the minimal UPF or
+// the datapath made of them.
 func (c *benchCase) setUp(b *testing.B, ns string) {
 	spec := tgen.Spec{Direction: tgen.Uplink, Size: 20 + 8 + 64, GNB: addrGNB, UPF: addrN3, DN: addrDN,
 		SrcMAC: macGNB, DstMAC: macN3}
@@ -128,12 +209,8 @@ func (c *benchCase) setUp(b *testing.B, ns string) {
 		c.frame = downlink(f)
 		spec.Direction, spec.SrcMAC, spec.DstMAC = tgen.Downlink, macRouter, macN6
 	}
-	qfi := uint8(0) // downlink G-PDUs carry a QFI only with a QER
-	if c.qos {
-		qfi = 9
-	}
 	for i := range max(c.sessions, 1) {
-		spec.Sessions = append(spec.Sessions, tgen.Session{UE: benchUE(i), UplinkTEID: teidUL + uint32(i), DownlinkTEID: teidDL + uint32(i), QFI: qfi})
+		spec.Sessions = append(spec.Sessions, tgen.Session{UE: benchUE(i), UplinkTEID: teidUL + uint32(i), DownlinkTEID: teidDL + uint32(i), QFI: c.qfi()})
 	}
 	// Traffic visits the sessions in an order of its own, not the order
 	// they were installed in, which is the order of their slots: a packet
@@ -142,7 +219,7 @@ func (c *benchCase) setUp(b *testing.B, ns string) {
 		spec.Sessions[i], spec.Sessions[j] = spec.Sessions[j], spec.Sessions[i]
 	})
 	path := tgen.UPF
-	if c.ref || c.floor {
+	if c.kind == kindRef || c.kind == kindFloor {
 		path = tgen.Wire
 	}
 	var err error
@@ -154,16 +231,15 @@ func (c *benchCase) setUp(b *testing.B, ns string) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { c.sink.Close() })
-	if c.floor {
+	switch c.kind {
+	case kindFloor:
 		c.empty, err = ebpf.NewProgram(&ebpf.ProgramSpec{Type: ebpf.XDP, License: "GPL",
 			Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, int32(Dropped)), asm.Return()}})
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { c.empty.Close() })
-		return
-	}
-	if c.ref {
+	case kindRef:
 		err = netns.Do(ns, func() (err error) {
 			c.fwd, err = refs.Load(refs.Port{Name: "n3", Peer: macGNB}, refs.Port{Name: "n6", Peer: macRouter})
 			return err
@@ -172,15 +248,43 @@ func (c *benchCase) setUp(b *testing.B, ns string) {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { c.fwd.Close() })
-		return
+	case kindMin:
+		c.setUpMinimal(b, ns)
+	case kindUPF:
+		c.d = loadIn(b, ns, Options{Interfaces: []Interface{{Name: "n3", Role: N3}, {Name: "n6", Role: N6}}, GTPUAddrs: []netip.Addr{addrN3}, MaxSessions: c.sessions})
+		start := time.Now()
+		if err := c.d.Apply(benchSessions(c)); err != nil {
+			b.Fatal(err)
+		}
+		if c.sessions > 1 {
+			b.Logf("%s: installed in %v; %s", c.name, time.Since(start).Round(time.Millisecond), memoryPerSession(b, c.d, c.sessions))
+		}
 	}
-	c.d = loadIn(b, ns, Options{Interfaces: []Interface{{Name: "n3", Role: N3}, {Name: "n6", Role: N6}}, GTPUAddrs: []netip.Addr{addrN3}, MaxSessions: c.sessions})
+}
+
+// setUpMinimal loads the minimal UPF with the sessions benchSessions gives
+// upfd: the same TEIDs, UE addresses and gNB, and QFI 9.
+func (c *benchCase) setUpMinimal(b *testing.B, ns string) {
+	err := netns.Do(ns, func() (err error) {
+		c.mu, err = refs.LoadMinimal(refs.Port{Name: "n3", Peer: macGNB}, refs.Port{Name: "n6", Peer: macRouter},
+			refs.MinimalOptions{GTPUAddr: addrN3, MaxSessions: c.sessions})
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.mu.Close() })
+	sessions := make([]refs.Session, c.sessions)
+	for i := range sessions {
+		s := uint32(i)
+		sessions[i] = refs.Session{UplinkTEID: teidUL + s, UE: benchUE(i), DownlinkTEID: teidDL + s, GNB: addrGNB, QFI: qfiDef}
+	}
 	start := time.Now()
-	if err := c.d.Apply(benchSessions(c)); err != nil {
+	if err := c.mu.Add(sessions); err != nil {
 		b.Fatal(err)
 	}
 	if c.sessions > 1 {
-		b.Logf("%s: installed in %v; %s", c.name, time.Since(start).Round(time.Millisecond), memoryPerSession(b, c.d, c.sessions))
+		b.Logf("%s: installed in %v", c.name, time.Since(start).Round(time.Millisecond))
 	}
 }
 
@@ -246,38 +350,47 @@ func benchSessions(c *benchCase) []Op {
 }
 
 func (c *benchCase) program() *ebpf.Program {
-	if c.floor {
+	switch c.kind {
+	case kindFloor:
 		return c.empty
-	}
-	if c.ref {
+	case kindRef:
 		return c.fwd.Program()
+	case kindMin:
+		if c.dir == N3 {
+			return c.mu.Uplink()
+		}
+		return c.mu.Downlink()
 	}
 	return c.d.Program(c.dir)
 }
 
 func (c *benchCase) attach(ns string) error {
 	return netns.Do(ns, func() (err error) {
-		if c.floor {
+		switch c.kind {
+		case kindFloor:
 			ifc, err := net.InterfaceByName("n3")
 			if err != nil {
 				return err
 			}
 			c.link, err = link.AttachXDP(link.XDPOptions{Program: c.empty, Interface: ifc.Index, Flags: link.XDPDriverMode})
 			return err
-		}
-		if c.ref {
+		case kindRef:
 			return c.fwd.Attach()
+		case kindMin:
+			return c.mu.Attach()
 		}
 		return c.d.Attach(Native)
 	})
 }
 
 func (c *benchCase) detach() error {
-	if c.floor {
+	switch c.kind {
+	case kindFloor:
 		return c.link.Close()
-	}
-	if c.ref {
+	case kindRef:
 		return c.fwd.Detach()
+	case kindMin:
+		return c.mu.Detach()
 	}
 	return c.d.Detach()
 }
@@ -323,7 +436,7 @@ func (c *benchCase) measure(b *testing.B, ns string, frames uint64, progRuns int
 	}
 	c.kernNS = append(c.kernNS, float64(after.Runtime-before.Runtime)/float64(runs))
 	c.mpps = append(c.mpps, float64(got.Packets)/took.Seconds()/1e6)
-	if got.Packets < uint64(frames)*9/10 && !c.floor {
+	if got.Packets < uint64(frames)*9/10 && c.kind != kindFloor {
 		b.Logf("%s: only %d of %d frames reached the sink valid (invalid: %v)", c.name, got.Packets, frames, got.Invalid)
 	}
 }
@@ -359,25 +472,45 @@ func median(v []float64) float64 {
 	return s[len(s)/2]
 }
 
+// medians are a case's figures: prog.Run ns/pkt, in-kernel ns/pkt, Mpps.
+type medians struct{ run, kern, mpps float64 }
+
+func (c *benchCase) medians() medians {
+	if c == nil {
+		return medians{}
+	}
+	return medians{median(c.runNS), median(c.kernNS), median(c.mpps)}
+}
+
 func printBench(cases []*benchCase) {
 	ref := map[Role]*benchCase{}
 	for _, c := range cases {
-		if c.ref {
+		if c.kind == kindRef {
 			ref[c.dir] = c
 		}
 	}
+	// ratio is empty where there is nothing to compare with.
+	ratio := func(v, to float64) string {
+		if to == 0 {
+			return ""
+		}
+		return fmt.Sprintf("%.2f", v/to)
+	}
 	w := os.Stdout
-	fmt.Fprintf(w, "\n| case | prog.Run ns/pkt | x ref | in-kernel ns/pkt | x ref | Mpps | x ref |\n")
-	fmt.Fprintf(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	fmt.Fprintf(w, "\n| case | prog.Run ns/pkt | x ref | x min | in-kernel ns/pkt | x ref | x min | Mpps | x ref | x min |\n")
+	fmt.Fprintf(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, c := range cases {
-		r := ref[c.dir]
-		run, kern, mpps := median(c.runNS), median(c.kernNS), median(c.mpps)
-		if c.floor {
-			fmt.Fprintf(w, "| %s | %.1f | | %.1f | | | |\n", c.name, run, kern)
+		m := c.medians()
+		if c.kind == kindFloor {
+			fmt.Fprintf(w, "| %s | %.1f | | | %.1f | | | | | |\n", c.name, m.run, m.kern)
 			continue
 		}
-		fmt.Fprintf(w, "| %s | %.1f | %.2f | %.1f | %.2f | %.2f | %.2f |\n", c.name,
-			run, run/median(r.runNS), kern, kern/median(r.kernNS), mpps, mpps/median(r.mpps))
+		r, mn := ref[c.dir].medians(), c.minimal.medians()
+		fmt.Fprintf(w, "| %s | %.1f | %s | %s | %.1f | %s | %s | %.2f | %s | %s |\n", c.name,
+			m.run, ratio(m.run, r.run), ratio(m.run, mn.run),
+			m.kern, ratio(m.kern, r.kern), ratio(m.kern, mn.kern),
+			m.mpps, ratio(m.mpps, r.mpps), ratio(m.mpps, mn.mpps))
 	}
-	fmt.Fprintf(w, "\nMedians of %d rounds; each ratio is to the reference forwarder on the same direction's frame, same run.\n", len(cases[0].runNS))
+	fmt.Fprintf(w, "\nMedians of %d rounds; x ref is to the reference forwarder on the same direction's frame, "+
+		"x min to the minimal UPF with the same sessions and direction, same run.\n", len(cases[0].runNS))
 }

@@ -63,6 +63,10 @@ func (s *Server) associated(node string, addr netip.AddrPort, recovery time.Time
 		s.log.Info("pfcp: peer restarted, dropping its sessions", "node", node, "was", old.recovery, "now", recovery)
 		s.dropSessions(node)
 	}
+	s.endAssociation(addr.Addr())
+	if known {
+		s.endAssociation(old.addr.Addr())
+	}
 	s.assocs[node] = &association{nodeID: node, addr: addr, recovery: recovery, since: s.now(), nextHeartbeat: s.now().Add(s.cfg.Heartbeat)}
 	s.log.Info("pfcp: association set up", "node", node, "peer", addr)
 	if k, ok := s.kept[node]; ok {
@@ -95,6 +99,7 @@ func (s *Server) associationRelease(from netip.AddrPort, m *message.AssociationR
 	}
 	s.dropSessions(a.nodeID)
 	delete(s.assocs, a.nodeID)
+	s.endAssociation(a.addr.Addr())
 	s.log.Info("pfcp: association released", "node", a.nodeID)
 	return message.NewAssociationReleaseResponse(seq, s.nodeID(), ie.NewCause(session.CauseAccepted))
 }
@@ -111,6 +116,12 @@ func (s *Server) association(nodeID *ie.IE) (*association, bool) {
 	a, ok := s.assocs[id]
 	return a, ok
 }
+
+// endAssociation forgets the responses to a peer's address: a cached
+// answer stands only for the same request within the same association,
+// and an association that ends or begins again (release, setup, a
+// restart of the peer) starts its numbering over.
+func (s *Server) endAssociation(peer netip.Addr) { s.cache.forget(peer) }
 
 // dropSessions deletes every session of a peer, and its usage with it:
 // the peer no longer knows these sessions.

@@ -135,6 +135,19 @@ func (c *responseCache) expire(now time.Time) {
 	}
 }
 
+// forget drops every response kept for a peer's address: they answered
+// requests of an association that is over, and must never answer a later
+// one's that reuses a sequence number. It walks the whole index, which
+// only an association's start or end asks for.
+func (c *responseCache) forget(peer netip.Addr) {
+	a := peer.As16()
+	for k := range c.index {
+		if k.addr == a {
+			delete(c.index, k)
+		}
+	}
+}
+
 // all yields the responses kept, in the order they came.
 func (c *responseCache) all() iter.Seq2[cacheKey, cached] {
 	return func(yield func(cacheKey, cached) bool) {

@@ -71,6 +71,7 @@ func (s *Server) heartbeat(a *association) {
 			if ts, err := r.RecoveryTimeStamp.RecoveryTimeStamp(); err == nil && !ts.Equal(a.recovery) {
 				s.log.Info("pfcp: peer restarted, dropping its sessions", "node", node)
 				s.dropSessions(node)
+				s.endAssociation(a.addr.Addr())
 				a.recovery = ts
 			}
 		}
@@ -102,6 +103,7 @@ func (s *Server) expire(a *association) {
 		}
 	}
 	delete(s.assocs, a.nodeID)
+	s.endAssociation(a.addr.Addr())
 	s.kept[a.nodeID] = k
 	s.log.Warn("pfcp: peer gone; its sessions are deleted", "node", a.nodeID, "sessions", len(gone), "usage_kept", len(k.reports))
 }

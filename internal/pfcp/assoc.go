@@ -18,8 +18,9 @@ type association struct {
 	recovery time.Time
 	since    time.Time // when it was set up
 	// nextHeartbeat is when we ask next; lost, when a heartbeat went
-	// unanswered (zero while the peer answers).
-	nextHeartbeat, lost time.Time
+	// unanswered and nothing else came since (zero while the peer is
+	// heard); heard, when the peer last sent anything.
+	nextHeartbeat, lost, heard time.Time
 }
 
 // upFeatures states exactly what the UPF does (§8.2.25): it allocates

@@ -56,10 +56,28 @@ func (s *Server) paths(now time.Time) {
 	}
 }
 
+// heardFrom notes that a peer sent something. Any message proves a peer
+// alive, whether or not it answers our heartbeats: only silence through
+// a whole heartbeat's retransmissions makes it lost, and a lost peer that
+// sends again is back.
+func (s *Server) heardFrom(addr netip.Addr) {
+	for _, a := range s.assocs {
+		if a.addr.Addr() != addr {
+			continue
+		}
+		a.heard = s.now()
+		if !a.lost.IsZero() {
+			s.log.Info("pfcp: peer heard again", "node", a.nodeID, "after", a.heard.Sub(a.lost))
+			a.lost = time.Time{}
+		}
+	}
+}
+
 // heartbeat asks a peer whether it is there (§6.2.2). No answer after
-// HeartbeatRetries sends: lost. An answer with a new Recovery Time Stamp: restarted.
+// HeartbeatRetries sends, and nothing else heard from it meanwhile: lost.
+// An answer with a new Recovery Time Stamp: restarted.
 func (s *Server) heartbeat(a *association) {
-	node := a.nodeID
+	node, asked := a.nodeID, s.now()
 	s.requestN(a.addr, s.cfg.HeartbeatRetries, func(seq uint32) message.Message {
 		return message.NewHeartbeatRequest(seq, ie.NewRecoveryTimeStamp(s.cfg.Recovery), nil)
 	}, func(m message.Message) {
@@ -75,12 +93,8 @@ func (s *Server) heartbeat(a *association) {
 				a.recovery = ts
 			}
 		}
-		if !a.lost.IsZero() {
-			s.log.Info("pfcp: peer answers again", "node", node, "after", s.now().Sub(a.lost))
-			a.lost = time.Time{}
-		}
 	}, func() {
-		if a, ok := s.assocs[node]; ok && a.lost.IsZero() {
+		if a, ok := s.assocs[node]; ok && a.lost.IsZero() && a.heard.Before(asked) {
 			a.lost = s.now()
 			s.log.Warn("pfcp: peer lost; keeping its sessions", "node", node, "grace", s.cfg.PeerGrace)
 		}

@@ -376,6 +376,7 @@ func (s *Server) handle(d datagram) {
 		s.send(d.from, message.NewVersionNotSupportedResponse(h.SequenceNumber))
 		return
 	}
+	s.heardFrom(d.from.Addr())
 	if responses[h.Type] {
 		if d.m != nil {
 			s.answer(d.from, d.m)

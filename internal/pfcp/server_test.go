@@ -26,6 +26,7 @@ var n3 = netip.MustParseAddr("198.18.3.2")
 // SMF's socket on loopback to talk to it.
 type n4 struct {
 	t   *testing.T
+	srv *Server
 	smf *net.UDPConn
 	upf *net.UDPAddr
 	seq uint32
@@ -56,7 +57,7 @@ func newN4Client(t *testing.T, srv *Server) *n4 {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { smf.Close() })
-	return &n4{t: t, smf: smf, upf: net.UDPAddrFromAddrPort(srv.Addr())}
+	return &n4{t: t, srv: srv, smf: smf, upf: net.UDPAddrFromAddrPort(srv.Addr())}
 }
 
 // loadDatapath loads a datapath on the n3 and n6 devices of a new UPF

@@ -23,9 +23,20 @@ type association struct {
 	nextHeartbeat, lost, heard time.Time
 }
 
-// upFeatures states exactly what the UPF does (§8.2.25): it allocates
-// F-TEIDs (FTUP, octet 5) and UE addresses (UEIP, octet 7).
-func upFeatures() *ie.IE { return ie.NewUPFunctionFeatures(0x10, 0x00, 0x04) }
+// UP Function Features (§8.2.25) the UPF has, by octet: exactly what it
+// does, no more (an SMF relies on each).
+const (
+	featFTUP  = 0x10 // octet 5: it allocates F-TEIDs
+	featEMPU  = 0x01 // octet 6: it sends End Marker packets (SNDEM)
+	featUEIP  = 0x04 // octet 7: it allocates UE addresses
+	featMNOP  = 0x10 // octet 7: it measures packets, not only octets
+	featVTIME = 0x04 // octet 8: Quota Validity Time (QUVTI)
+)
+
+// upFeatures is the UP Function Features IE of our responses.
+func upFeatures() *ie.IE {
+	return ie.NewUPFunctionFeatures(featFTUP, featEMPU, featUEIP|featMNOP, featVTIME)
+}
 
 func (s *Server) associationSetup(from netip.AddrPort, m *message.AssociationSetupRequest) message.Message {
 	seq := m.Header.SequenceNumber

@@ -22,7 +22,7 @@ func TestPrivilegedCodec(t *testing.T) {
 	var (
 		us       = ie.NewNodeID("198.18.4.2", "", "")
 		ours     = ie.NewRecoveryTimeStamp(upRecovery)
-		features = ie.NewUPFunctionFeatures(0x10, 0x00, 0x04) // FTUP; UEIP
+		features = ie.NewUPFunctionFeatures(0x10, 0x01, 0x14, 0x04) // FTUP; EMPU; UEIP, MNOP; VTIME
 		upFSEID  = ie.NewFSEID(up, net.IPv4(127, 0, 0, 1).To4(), nil)
 		gtpu     = net.IP(n3.AsSlice())
 		accepted = ie.NewCause(1)

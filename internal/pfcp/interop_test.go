@@ -14,6 +14,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"net/netip"
 	"os"
@@ -170,8 +171,9 @@ func TestPrivilegedInteropScapy(t *testing.T) {
 	}{
 		{"association setup", message.MsgTypeAssociationSetupResponse, session.CauseAccepted, 0,
 			[]scapyCheck{func(s scapyStep) []string {
-				if s.Features["FTUP"] != 1 || s.Features["UEIP"] != 1 {
-					return []string{fmt.Sprintf("UP function features %v, want FTUP and UEIP", s.Features)}
+				want := map[string]int{"FTUP": 1, "EMPU": 1, "UEIP": 1, "MNOP": 1, "VTIME": 1}
+				if !maps.Equal(s.Features, want) {
+					return []string{fmt.Sprintf("UP function features %v, want %v", s.Features, want)}
 				}
 				return nil
 			}}},

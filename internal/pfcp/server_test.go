@@ -222,8 +222,8 @@ func TestPrivilegedAssociationAndHeartbeat(t *testing.T) {
 	if id, _ := resp.NodeID.NodeID(); id != "198.18.4.2" {
 		t.Errorf("node ID %q", id)
 	}
-	if resp.UPFunctionFeatures == nil || !bytes.Equal(resp.UPFunctionFeatures.Payload[:3], []byte{0x10, 0x00, 0x04}) {
-		t.Errorf("UP function features %v, want FTUP and UEIP only", resp.UPFunctionFeatures)
+	if resp.UPFunctionFeatures == nil || !bytes.Equal(resp.UPFunctionFeatures.Payload, []byte{0x10, 0x01, 0x14, 0x04}) {
+		t.Errorf("UP function features %v, want FTUP, EMPU, UEIP, MNOP and VTIME only", resp.UPFunctionFeatures)
 	}
 }
 

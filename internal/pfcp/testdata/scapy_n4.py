@@ -388,7 +388,9 @@ def summary(step, resp):
         s["usage_reports"].append(r)
     f = first(IE_UPFunctionFeatures16)
     if f:
-        s["features"] = {k: getattr(f, k) for k in ("FTUP", "UEIP")}
+        s["features"] = {
+            fd.name: 1 for fd in IE_UPFunctionFeatures16.fields_desc
+            if fd.name not in ("ietype", "length", "extra_data") and getattr(f, fd.name, None) == 1}
     return s
 
 

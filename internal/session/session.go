@@ -88,7 +88,13 @@ type SDF struct {
 	TOSMask   uint8
 	FlowLabel uint32
 	HasLabel  bool
-	FilterID  uint32
+	// FilterID is the SDF Filter ID, with BID (§8.2.5). A filter with an
+	// ID and no Flow Description stands for the session's filter with that
+	// ID (Ref): Open5GS sends the description in the downlink PDR and only
+	// the ID in the uplink one. The store fills such a filter in.
+	FilterID uint32
+	HasID    bool
+	Ref      bool
 }
 
 // Flow is an IPFilterRule (RFC 6733 §4.3.1) as PFCP uses it: the rule is

@@ -221,6 +221,9 @@ func (s *Store) planEstablish(r *Establish) (*Change, error) {
 	if err := s.allocate(c, r.PDRs); err != nil {
 		return c, err
 	}
+	if err := resolveSDFRefs(next); err != nil {
+		return c, err
+	}
 	return c, validate(next)
 }
 
@@ -313,6 +316,9 @@ func (s *Store) planModify(r *Modify) (*Change, error) {
 	// Kept ownership stays with the session.
 	for _, p := range next.PDRs.All() {
 		c.keep(p)
+	}
+	if err := resolveSDFRefs(next); err != nil {
+		return c, err
 	}
 	return c, validate(next)
 }

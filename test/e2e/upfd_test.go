@@ -337,7 +337,13 @@ func sendUplink(t *testing.T, gnb *net.UDPConn, teid uint32, i int) {
 
 // sendUplinkFrom sends a G-PDU with a UDP datagram from ue numbered i.
 func sendUplinkFrom(t *testing.T, gnb *net.UDPConn, ue string, teid uint32, i int) {
-	inner := udp4(netip.MustParseAddr(ue), netip.MustParseAddr("198.18.7.10"), 40000, 5001, uint32(i))
+	sendUplinkTo(t, gnb, ue, 5001, teid, i)
+}
+
+// sendUplinkTo sends a G-PDU with a UDP datagram from ue to the DN host's
+// port, numbered i.
+func sendUplinkTo(t *testing.T, gnb *net.UDPConn, ue string, port uint16, teid uint32, i int) {
+	inner := udp4(netip.MustParseAddr(ue), netip.MustParseAddr("198.18.7.10"), 40000, port, uint32(i))
 	g := []byte{0x34, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x85, 1, 0x10, 9, 0}
 	binary.BigEndian.PutUint16(g[2:], uint16(len(g)-8+len(inner)))
 	binary.BigEndian.PutUint32(g[4:], teid)

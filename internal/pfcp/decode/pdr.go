@@ -196,7 +196,7 @@ func sdfFilter(i *ie.IE) (session.SDF, error) {
 	if err != nil {
 		return s, incorrect(ie.SDFFilter, "SDF filter: %v", err)
 	}
-	const fd, ttc, spi, fl = 0x01, 0x02, 0x04, 0x08
+	const fd, ttc, spi, fl, bid = 0x01, 0x02, 0x04, 0x08, 0x10
 	if f.Flags&spi != 0 {
 		return s, unsupported(ie.SDFFilter, "SDF filter on an IPsec SPI is not supported")
 	}
@@ -215,7 +215,9 @@ func sdfFilter(i *ie.IE) (session.SDF, error) {
 		b := []byte(f.FlowLabel)
 		s.FlowLabel, s.HasLabel = uint32(b[0]&0x0f)<<16|uint32(b[1])<<8|uint32(b[2]), true
 	}
-	s.FilterID = f.SDFFilterID
+	if f.Flags&bid != 0 {
+		s.FilterID, s.HasID, s.Ref = f.SDFFilterID, true, f.Flags&(fd|ttc|fl) == 0
+	}
 	return s, nil
 }
 

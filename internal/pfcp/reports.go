@@ -61,12 +61,52 @@ func (s *Server) report(seid uint64, ies ...*ie.IE) (seq uint32, sent bool) {
 // reportTo sends a Session Report Request for the session the SMF at to
 // calls cpSEID.
 func (s *Server) reportTo(to netip.AddrPort, cpSEID uint64, ies ...*ie.IE) (seq uint32, sent bool) {
+	peer := to.Addr()
 	s.request(to, func(n uint32) message.Message {
 		seq = n // before the callbacks can run
 		return message.NewSessionReportRequest(0, 0, cpSEID, n, 0, ies...)
-	}, func(m message.Message) { s.reportAnswered(seq, cpSEID, m) }, func() { s.reportUnanswered(seq) })
-	_, sent = s.pending[seq]
+	}, func(m message.Message) {
+		s.reportsOut[peer]--
+		s.reportAnswered(seq, cpSEID, m)
+	}, func() {
+		s.reportsOut[peer]--
+		s.reportUnanswered(seq)
+	})
+	if _, sent = s.pending[seq]; sent {
+		s.reportsOut[peer]++
+	}
 	return seq, sent
+}
+
+// maxReportsOut bounds the Session Report Requests in flight to one SMF.
+// Usage reports that come due beyond it wait, still counting, and go as
+// answers come: a slow SMF gets reports as fast as it answers them, their
+// usage all there, and is never buried under retransmissions.
+const maxReportsOut = 256
+
+// reportRoom says, for reportDue, whether the SMF of a session may get
+// another report now, and if so counts it: what is in flight to the SMF
+// and what this tick already gives it stay within maxReportsOut. A
+// session whose SMF has no association (lost, in its grace) gets none:
+// its usage stays in the meters, for its next report or its final one.
+func (s *Server) reportRoom() func(seid uint64) bool {
+	given := map[netip.Addr]int{}
+	return func(seid uint64) bool {
+		x, ok := s.store.Get(seid)
+		if !ok {
+			return true
+		}
+		a, ok := s.assocs[x.Peer]
+		if !ok {
+			return false
+		}
+		peer := a.addr.Addr()
+		if s.reportsOut[peer]+given[peer] >= maxReportsOut {
+			return false
+		}
+		given[peer]++
+		return true
+	}
 }
 
 // sentUsage is what a Session Report Request carries of a session's
@@ -124,9 +164,10 @@ func (s *Server) reportUnanswered(seq uint32) {
 }
 
 // reportDue sends the usage reports whose time or volume triggers fired,
-// and stops the traffic of URRs whose time quota ran out.
+// as far as their SMFs have room, and stops the traffic of URRs whose time
+// quota ran out.
 func (s *Server) reportDue(now time.Time) {
-	for seid, us := range s.meters.Due(now) {
+	for seid, us := range s.meters.Due(now, s.reportRoom()) {
 		for _, u := range us {
 			if u.Trigger&report.TrigTimeQuota == 0 {
 				continue

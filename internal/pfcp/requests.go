@@ -1,6 +1,7 @@
 package pfcp
 
 import (
+	"log/slog"
 	"net/netip"
 	"time"
 
@@ -69,7 +70,7 @@ func (s *Server) retransmit(now time.Time) {
 		}
 		if p.sent >= p.limit {
 			delete(s.pending, seq)
-			s.log.Info("pfcp: request unanswered", "to", p.to, "type", p.typ, "sends", p.sent)
+			s.quiet.note(slog.LevelInfo, "pfcp: request unanswered", "to", p.to, "type", p.typ, "sends", p.sent)
 			if p.expired != nil {
 				p.expired()
 			}

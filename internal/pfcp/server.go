@@ -131,6 +131,11 @@ type Server struct {
 	stopped chan struct{}
 	stats   Stats
 	api     apiState // what the REST API sets (view.go)
+	// quiet logs what may come in floods as counts (tally.go).
+	quiet *tally
+	// reportsOut are the Session Report Requests with usage in flight, by
+	// peer address: bounded, so that a slow SMF is not buried (reports.go).
+	reportsOut map[netip.Addr]int
 }
 
 type outgoing struct {
@@ -150,18 +155,20 @@ func New(cfg Config, store *session.Store, compiler *rules.Compiler, dp Datapath
 	cfg.setDefaults()
 	s := &Server{
 		cfg: cfg, nodeIE: nodeIDIE(cfg.NodeID), log: log, conn: conn, store: store, rules: compiler, dp: dp,
-		assocs:   map[string]*association{},
-		cache:    newResponseCache(),
-		now:      time.Now,
-		meters:   report.NewMeters(dp),
-		buffers:  report.NewBuffers(cfg.BufferPackets, cfg.BufferTotal),
-		pending:  map[uint32]*pending{},
-		kept:     map[string]keptUsage{},
-		gtpPaths: map[netip.Addr]*gtpPath{},
-		out:      make(chan outgoing, 1024),
-		wrote:    make(chan struct{}),
-		calls:    make(chan func()),
-		stopped:  make(chan struct{}),
+		assocs:     map[string]*association{},
+		cache:      newResponseCache(),
+		now:        time.Now,
+		meters:     report.NewMeters(dp),
+		buffers:    report.NewBuffers(cfg.BufferPackets, cfg.BufferTotal),
+		pending:    map[uint32]*pending{},
+		kept:       map[string]keptUsage{},
+		gtpPaths:   map[netip.Addr]*gtpPath{},
+		out:        make(chan outgoing, 1024),
+		quiet:      newTally(log),
+		reportsOut: map[netip.Addr]int{},
+		wrote:      make(chan struct{}),
+		calls:      make(chan func()),
+		stopped:    make(chan struct{}),
 	}
 	go s.writeLoop()
 	return s, nil
@@ -204,12 +211,22 @@ func (d *datagram) decode() {
 	if h.Flags>>5 != 1 || int(h.Length)+4 != len(d.b) { // not h.Version(): go-pfcp v0.0.24 always says 1
 		return
 	}
-	switch h.Type {
-	case message.MsgTypeSessionEstablishmentRequest, message.MsgTypeSessionModificationRequest:
+	switch {
+	case h.Type == message.MsgTypeSessionEstablishmentRequest || h.Type == message.MsgTypeSessionModificationRequest:
 		d.decodeSession(h)
-	default:
+	case handled[h.Type]:
 		d.m, d.err = parse(d.b)
 	}
+}
+
+// handled are the other message types the server reads; go-pfcp is not
+// asked to parse any other, which it would log about on its own.
+var handled = map[uint8]bool{
+	message.MsgTypeHeartbeatRequest: true, message.MsgTypeAssociationSetupRequest: true,
+	message.MsgTypeAssociationUpdateRequest: true, message.MsgTypeAssociationReleaseRequest: true,
+	message.MsgTypeSessionDeletionRequest: true,
+	message.MsgTypeHeartbeatResponse:      true, message.MsgTypeAssociationSetupResponse: true,
+	message.MsgTypeNodeReportResponse: true, message.MsgTypeSessionReportResponse: true,
 }
 
 // decodeSession reads a session request into the session engine's terms.
@@ -290,10 +307,11 @@ func (s *Server) Serve(ctx context.Context) error {
 			s.retransmit(now)
 			s.paths(now)
 			s.echo(now)
+			s.reportDue(now)
+			s.quiet.sum(now)
 			if now.Sub(lastSecond) >= time.Second {
 				lastSecond = now
 				s.cache.expire(now)
-				s.reportDue(now)
 			}
 		}
 	}
@@ -407,21 +425,22 @@ func (s *Server) respond(d datagram, h *message.Header) (resp message.Message) {
 	// as incorrect, and nothing of it applied.
 	defer func() {
 		if r := recover(); r != nil {
-			s.log.Info("pfcp: request does not decode (codec panic)", "from", d.from, "type", h.Type, "panic", r)
+			s.quiet.note(slog.LevelInfo, "pfcp: request does not decode (codec panic)", "from", d.from, "type", h.Type, "panic", r)
 			resp = refusal(h, session.CauseMandatoryIEIncorrect, 0, s.nodeID(), s.cfg.Recovery)
 		}
 	}()
 	if !s.allowed(d.from.Addr()) {
-		s.log.Warn("pfcp: request from a peer that is not allowed", "from", d.from, "type", h.Type)
+		s.quiet.note(slog.LevelWarn, "pfcp: request from a peer that is not allowed", "from", d.from, "type", h.Type)
 		return refusal(h, notAllowedCause(h.Type), 0, s.nodeID(), s.cfg.Recovery)
 	}
 	if int(h.Length)+4 != len(d.b) { // §7.6.3
-		s.log.Info("pfcp: request length differs from its header's", "from", d.from, "type", h.Type, "header", int(h.Length)+4, "datagram", len(d.b))
+		s.quiet.note(slog.LevelInfo, "pfcp: request length differs from its header's", "from", d.from, "type", h.Type,
+			"header", int(h.Length)+4, "datagram", len(d.b))
 		return refusal(h, session.CauseInvalidLength, 0, s.nodeID(), s.cfg.Recovery)
 	}
 	if d.err != nil {
 		e := decode.ParseRefusal(h.Payload, d.err)
-		s.log.Info("pfcp: request does not decode", "from", d.from, "type", h.Type, "err", d.err, "why", e.Msg)
+		s.quiet.note(slog.LevelInfo, "pfcp: request does not decode", "from", d.from, "type", h.Type, "err", d.err, "why", e.Msg)
 		return refusal(h, e.Cause, e.IE, s.nodeID(), s.cfg.Recovery)
 	}
 	switch h.Type {
@@ -442,7 +461,7 @@ func (s *Server) respond(d datagram, h *message.Header) (resp message.Message) {
 	case *message.SessionDeletionRequest:
 		return s.sessionDeletion(d.from, m)
 	}
-	s.log.Info("pfcp: message type not handled", "from", d.from, "type", h.Type)
+	s.quiet.note(slog.LevelInfo, "pfcp: message type not handled", "from", d.from, "type", h.Type)
 	return nil
 }
 

@@ -2,6 +2,7 @@ package pfcp
 
 import (
 	"errors"
+	"log/slog"
 	"net"
 	"net/netip"
 
@@ -74,7 +75,7 @@ func (s *Server) sessionEstablishment(d datagram) message.Message {
 		return reply(ie.NewCause(session.CauseNoResources))
 	}
 	if req.Peer == "" { // the Node ID is missing or wrong, so no association can be named
-		s.log.Info("pfcp: session establishment refused", "from", d.from, "cause", derr.Cause, "ie", derr.IE, "why", derr.Msg)
+		s.quiet.note(slog.LevelInfo, "pfcp: session establishment refused", "from", d.from, "cause", derr.Cause, "ie", derr.IE, "why", derr.Msg)
 		return reply(causeOf(derr)...)
 	}
 	a, ok := s.assocs[req.Peer]
@@ -82,12 +83,12 @@ func (s *Server) sessionEstablishment(d datagram) message.Message {
 		return reply(ie.NewCause(session.CauseNoAssociation))
 	}
 	if derr != nil {
-		s.log.Info("pfcp: session establishment refused", "node", a.nodeID, "cause", derr.Cause, "ie", derr.IE, "why", derr.Msg)
+		s.quiet.note(slog.LevelInfo, "pfcp: session establishment refused", "node", a.nodeID, "cause", derr.Cause, "ie", derr.IE, "why", derr.Msg)
 		return reply(causeOf(derr)...)
 	}
 	c, err := s.apply(req)
 	if err != nil {
-		s.log.Info("pfcp: session establishment refused", "node", a.nodeID, "cp_seid", req.CPSEID, "why", err)
+		s.quiet.note(slog.LevelInfo, "pfcp: session establishment refused", "node", a.nodeID, "cp_seid", req.CPSEID, "why", err)
 		return reply(causeOf(err)...)
 	}
 	s.meters.Sync(c.Next.SEID, c.Next.URRs, s.rules.URRSlots(c.Next.SEID), s.now())
@@ -165,13 +166,13 @@ func (s *Server) sessionModification(d datagram) message.Message {
 		return message.NewSessionModificationResponse(0, 0, x.CPSEID, h.SequenceNumber, 0, ies...)
 	}
 	if derr := d.reqErr; derr != nil {
-		s.log.Info("pfcp: session modification refused", "seid", x.SEID, "cause", derr.Cause, "ie", derr.IE, "why", derr.Msg)
+		s.quiet.note(slog.LevelInfo, "pfcp: session modification refused", "seid", x.SEID, "cause", derr.Cause, "ie", derr.IE, "why", derr.Msg)
 		return reply(causeOf(derr)...)
 	}
 	req := d.req.(*session.Modify)
 	c, err := s.apply(req)
 	if err != nil {
-		s.log.Info("pfcp: session modification refused", "seid", x.SEID, "why", err)
+		s.quiet.note(slog.LevelInfo, "pfcp: session modification refused", "seid", x.SEID, "why", err)
 		return reply(causeOf(err)...)
 	}
 	x = c.Next // with the SMF's new F-SEID, if it changed it

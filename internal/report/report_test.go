@@ -22,6 +22,9 @@ func (c counters) add(slot uint32, ulBytes, dlBytes uint64) {
 
 var t0 = time.Unix(1_800_000_000, 0)
 
+// everyone has room for reports.
+func everyone(uint64) bool { return true }
+
 func u64(v uint64) *uint64 { return &v }
 
 // urrs is a session's URRs.
@@ -94,24 +97,64 @@ func TestTriggers(t *testing.T) {
 	c := counters{}
 	m := NewMeters(c)
 	m.Sync(1, urrs(
-		session.URR{ID: 1, Triggers: session.RepPeriodic, Period: 10},
 		session.URR{ID: 2, Triggers: session.RepVolThreshold, VolThreshold: &session.Volume{Downlink: u64(1000)}},
 		session.URR{ID: 3, Triggers: session.RepTimeQuota, TimeQuota: 5},
-	), map[uint32]uint32{1: 1, 2: 2, 3: 3}, t0)
-	if due := m.Due(t0.Add(4 * time.Second)); len(due) != 0 {
+	), map[uint32]uint32{2: 2, 3: 3}, t0)
+	if due := m.Due(t0.Add(4*time.Second), everyone); len(due) != 0 {
 		t.Fatalf("nothing due yet: %+v", due)
 	}
 	c.add(2, 0, 1000)
-	due := m.Due(t0.Add(5 * time.Second))[1]
+	due := m.Due(t0.Add(5*time.Second), everyone)[1]
 	if len(due) != 2 || due[0].URRID != 2 || due[0].Trigger != TrigVolThreshold || due[1].URRID != 3 || due[1].Trigger != TrigTimeQuota {
 		t.Fatalf("at 5 s: %+v", due)
 	}
-	due = m.Due(t0.Add(10 * time.Second))[1]
-	if len(due) != 1 || due[0].URRID != 1 || due[0].Trigger != TrigPeriodic {
-		t.Fatalf("at 10 s, only the period: %+v", due)
+	if due := m.Due(t0.Add(19*time.Second), everyone); len(due) != 0 {
+		t.Fatalf("the time quota reports once: %+v", due)
 	}
-	if due := m.Due(t0.Add(19 * time.Second)); len(due) != 0 {
-		t.Fatalf("the time quota reports once, the period every 10 s: %+v", due)
+}
+
+// Periodic reports of URRs made at once come due spread over their first
+// period, then each every period; a session without room for reports
+// waits, and then reports all it counted.
+func TestPeriodicReportsAreSpreadAndWait(t *testing.T) {
+	c := counters{}
+	m := NewMeters(c)
+	const n = 1000
+	for seid := range uint64(n) {
+		m.Sync(seid, urrs(session.URR{ID: 1, Method: session.MeasVolume, Triggers: session.RepPeriodic, Period: 1}),
+			map[uint32]uint32{1: uint32(seid)}, t0)
+	}
+	tick := func(i int) time.Time { return t0.Add(time.Duration(i) * 100 * time.Millisecond) }
+	busiest, total := 0, 0
+	for i := 1; i <= 10; i++ {
+		due := m.Due(tick(i), everyone)
+		busiest, total = max(busiest, len(due)), total+len(due)
+	}
+	if total != n || busiest > n/5 {
+		t.Fatalf("first second: %d of %d reported, at most %d in one tick; want all, none over %d", total, n, busiest, n/5)
+	}
+	for i := 11; i <= 20; i++ {
+		total += len(m.Due(tick(i), everyone))
+	}
+	if total != 2*n {
+		t.Errorf("after two seconds: %d reports, want one each a second (%d)", total, 2*n)
+	}
+
+	// Session 7 has no room for a while: it reports once it has, all of it.
+	c.add(7, 100, 0)
+	held := func(seid uint64) bool { return seid != 7 }
+	for i := 21; i <= 40; i++ {
+		if due := m.Due(tick(i), held); len(due[7]) != 0 {
+			t.Fatalf("session 7 reported without room: %+v", due[7])
+		}
+	}
+	c.add(7, 100, 0)
+	var got []Usage
+	for i := 41; i <= 50 && got == nil; i++ {
+		got = m.Due(tick(i), everyone)[7]
+	}
+	if len(got) != 1 || got[0].Volume.Uplink.Bytes != 200 || got[0].Trigger != TrigPeriodic {
+		t.Errorf("session 7 once it has room: %+v, want one periodic report with its 200 bytes", got)
 	}
 }
 
@@ -130,7 +173,7 @@ func TestTriggersOfTrafficAndQuotaTimes(t *testing.T) {
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
 	triggers := func(s int) map[uint32]Trigger {
 		got := map[uint32]Trigger{}
-		for _, u := range m.Due(at(s))[1] {
+		for _, u := range m.Due(at(s), everyone)[1] {
 			got[u.URRID] = u.Trigger
 		}
 		return got

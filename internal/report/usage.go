@@ -7,6 +7,8 @@ package report
 
 import (
 	"cmp"
+	"encoding/binary"
+	"hash/fnv"
 	"slices"
 	"time"
 
@@ -135,7 +137,7 @@ func (m *Meters) Sync(seid uint64, urrs session.RuleSet[uint32, session.URR], sl
 			mt.ActiveAt = now
 		}
 		if u.Period != mt.URR.Period || !ok {
-			mt.NextPeriodic = now.Add(time.Duration(u.Period) * time.Second)
+			mt.NextPeriodic = now.Add(firstPeriod(k, u.Period))
 		}
 		mt.URR = u
 		if u.Triggers&watchedTriggers != 0 {
@@ -147,6 +149,18 @@ func (m *Meters) Sync(seid uint64, urrs session.RuleSet[uint32, session.URR], sl
 	}
 	m.sessions[seid] = next
 	return final
+}
+
+// firstPeriod is how long a URR's first periodic measurement lasts: a
+// part of the period that its session and URR IDs choose, from a
+// thousandth of it to all of it, and then whole periods. SMFs set up
+// thousands of sessions within a second; without it their periodic
+// reports would all come due in the same tick, forever.
+func firstPeriod(k meterKey, period uint32) time.Duration {
+	h := fnv.New32a()
+	binary.Write(h, binary.BigEndian, k)
+	p := time.Duration(period) * time.Second
+	return p * time.Duration(1+h.Sum32()%1000) / 1000
 }
 
 // find is the meter of URR id among a session's meters.
@@ -198,13 +212,24 @@ func (m *Meters) QuotaSpent(slot uint32, now time.Time) (seid uint64, u Usage, o
 }
 
 // Due is the reports whose triggers fired by now, by session: periodic,
-// volume and time thresholds, and time quotas.
-func (m *Meters) Due(now time.Time) map[uint64][]Usage {
+// volume and time thresholds, time quotas, start of traffic, quota
+// holding and validity times. Before a session's first report of the
+// call, room(seid) says whether its SMF may get one now (and takes the
+// room): if not, its URRs go on counting and their triggers stay due,
+// to fire once it has room, their reports carrying all the usage since
+// the last.
+func (m *Meters) Due(now time.Time, room func(seid uint64) bool) map[uint64][]Usage {
 	out := map[uint64][]Usage{}
 	for k, mt := range m.watched {
-		if t := m.fired(mt, now); t != 0 {
-			out[k.seid] = append(out[k.seid], m.take(k, mt, t, now))
+		t := m.due(mt, now)
+		if t == 0 {
+			continue
 		}
+		if _, started := out[k.seid]; !started && !room(k.seid) {
+			continue
+		}
+		arm(mt, t, now)
+		out[k.seid] = append(out[k.seid], m.take(k, mt, t, now))
 	}
 	for _, us := range out {
 		slices.SortFunc(us, byURR)
@@ -212,15 +237,13 @@ func (m *Meters) Due(now time.Time) map[uint64][]Usage {
 	return out
 }
 
-// fired is what triggers of mt are due at now.
-func (m *Meters) fired(mt *meter, now time.Time) Trigger {
+// due is what triggers of mt are due at now. It changes nothing but what
+// the meter has seen of the URR's traffic (for QUHTI).
+func (m *Meters) due(mt *meter, now time.Time) Trigger {
 	u, on := mt.URR, mt.URR.Triggers
 	var t Trigger
 	if on&session.RepPeriodic != 0 && u.Period > 0 && !now.Before(mt.NextPeriodic) {
 		t |= TrigPeriodic
-		for !now.Before(mt.NextPeriodic) {
-			mt.NextPeriodic = mt.NextPeriodic.Add(time.Duration(u.Period) * time.Second)
-		}
 	}
 	if on&session.RepTimeThreshold != 0 && u.TimeThreshold > 0 && now.Sub(mt.Since) >= time.Duration(u.TimeThreshold)*time.Second {
 		t |= TrigTimeThreshold
@@ -228,12 +251,10 @@ func (m *Meters) fired(mt *meter, now time.Time) Trigger {
 	if on&session.RepTimeQuota != 0 && u.TimeQuota > 0 && !mt.TimeQuotaSpent &&
 		now.Sub(mt.QuotaSince) >= time.Duration(u.TimeQuota)*time.Second {
 		t |= TrigTimeQuota
-		mt.TimeQuotaSpent = true
 	}
 	if on&session.RepQuotaValidity != 0 && u.QuotaValidity > 0 && !mt.ValiditySpent &&
 		now.Sub(mt.QuotaSince) >= time.Duration(u.QuotaValidity)*time.Second {
 		t |= TrigQuotaValidity
-		mt.ValiditySpent = true
 	}
 	if on&(session.RepVolThreshold|session.RepStart|session.RepQuotaHolding) == 0 {
 		return t
@@ -248,10 +269,10 @@ func (m *Meters) fired(mt *meter, now time.Time) Trigger {
 	return t | traffic(mt, c.Total().Packets, now)
 }
 
-// traffic is what the URR's packets fire, n counted since it was made:
-// START at the first, QUHTI once none came for the quota holding time
-// (since the last, or the grant), each once a grant. Seen once a second
-// (Due), each fires at most a second late.
+// traffic is what the URR's packets make due, n counted since it was
+// made: START at the first, QUHTI once none came for the quota holding
+// time (since the last, or the grant), each once a grant (arm). Due looks
+// every tick, so each comes at most a tick late.
 func traffic(mt *meter, n uint64, now time.Time) Trigger {
 	u, on := mt.URR, mt.URR.Triggers
 	if n != mt.SeenPackets {
@@ -260,14 +281,26 @@ func traffic(mt *meter, n uint64, now time.Time) Trigger {
 	var t Trigger
 	if on&session.RepStart != 0 && !mt.Started && n > 0 {
 		t |= TrigStart
-		mt.Started = true
 	}
 	if on&session.RepQuotaHolding != 0 && u.QuotaHolding > 0 && !mt.HoldingSpent &&
 		now.Sub(mt.ActiveAt) >= time.Duration(u.QuotaHolding)*time.Second {
 		t |= TrigQuotaHolding
-		mt.HoldingSpent = true
 	}
 	return t
+}
+
+// arm records that the triggers t of mt fired: the period goes on, and
+// what fires once a grant is spent.
+func arm(mt *meter, t Trigger, now time.Time) {
+	if t&TrigPeriodic != 0 {
+		for p := time.Duration(mt.URR.Period) * time.Second; !now.Before(mt.NextPeriodic); {
+			mt.NextPeriodic = mt.NextPeriodic.Add(p)
+		}
+	}
+	mt.TimeQuotaSpent = mt.TimeQuotaSpent || t&TrigTimeQuota != 0
+	mt.ValiditySpent = mt.ValiditySpent || t&TrigQuotaValidity != 0
+	mt.Started = mt.Started || t&TrigStart != 0
+	mt.HoldingSpent = mt.HoldingSpent || t&TrigQuotaHolding != 0
 }
 
 // reached: any volume the threshold sets is met (§5.2.2.2.1).

@@ -21,6 +21,9 @@ type association struct {
 	// unanswered and nothing else came since (zero while the peer is
 	// heard); heard, when the peer last sent anything.
 	nextHeartbeat, lost, heard time.Time
+	// loadTold is what it takes of load and overload control, and what
+	// it was last told (load.go).
+	loadTold peerLoad
 }
 
 // UP Function Features (§8.2.25) the UPF has, by octet: exactly what it
@@ -61,7 +64,7 @@ func (s *Server) associationSetup(from netip.AddrPort, m *message.AssociationSet
 	if err != nil {
 		return refuse(session.CauseMandatoryIEIncorrect, ie.RecoveryTimeStamp)
 	}
-	s.associated(node, from, recovery)
+	s.associated(node, from, recovery, cpFeatures(m.CPFunctionFeatures))
 	return message.NewAssociationSetupResponse(seq, s.nodeID(), ie.NewCause(session.CauseAccepted),
 		ie.NewRecoveryTimeStamp(s.cfg.Recovery), upFeatures())
 }
@@ -69,7 +72,7 @@ func (s *Server) associationSetup(from netip.AddrPort, m *message.AssociationSet
 // associated records an association set up by either side. A peer known
 // with another Recovery Time Stamp restarted: what it had is gone on its
 // side, so its sessions and kept reports go too.
-func (s *Server) associated(node string, addr netip.AddrPort, recovery time.Time) {
+func (s *Server) associated(node string, addr netip.AddrPort, recovery time.Time, load peerLoad) {
 	old, known := s.assocs[node]
 	if known && !old.recovery.Equal(recovery) {
 		s.log.Info("pfcp: peer restarted, dropping its sessions", "node", node, "was", old.recovery, "now", recovery)
@@ -79,7 +82,8 @@ func (s *Server) associated(node string, addr netip.AddrPort, recovery time.Time
 	if known {
 		s.endAssociation(old.addr.Addr())
 	}
-	s.assocs[node] = &association{nodeID: node, addr: addr, recovery: recovery, since: s.now(), nextHeartbeat: s.now().Add(s.cfg.Heartbeat)}
+	s.assocs[node] = &association{nodeID: node, addr: addr, recovery: recovery, since: s.now(), nextHeartbeat: s.now().Add(s.cfg.Heartbeat),
+		loadTold: load}
 	s.log.Info("pfcp: association set up", "node", node, "peer", addr)
 	if k, ok := s.kept[node]; ok {
 		delete(s.kept, node)
@@ -94,8 +98,12 @@ func (s *Server) associationUpdate(from netip.AddrPort, m *message.AssociationUp
 	if m.NodeID == nil {
 		return message.NewAssociationUpdateResponse(seq, s.nodeID(), ie.NewCause(session.CauseMandatoryIEMissing), ie.NewOffendingIE(ie.NodeID))
 	}
-	if _, ok := s.association(m.NodeID); !ok {
+	a, ok := s.association(m.NodeID)
+	if !ok {
 		return message.NewAssociationUpdateResponse(seq, s.nodeID(), ie.NewCause(session.CauseNoAssociation))
+	}
+	if m.CPFunctionFeatures != nil { // what it takes now; it is told the load afresh
+		a.loadTold = cpFeatures(m.CPFunctionFeatures)
 	}
 	return message.NewAssociationUpdateResponse(seq, s.nodeID(), ie.NewCause(session.CauseAccepted), upFeatures())
 }

@@ -157,7 +157,7 @@ func (s *Server) setupAssociation(to netip.AddrPort) {
 			s.log.Warn("pfcp: association setup refused", "peer", to, "cause", c)
 			return
 		}
-		s.associated(node, to, ts)
+		s.associated(node, to, ts, cpFeatures(r.CPFunctionFeatures))
 	}, nil)
 }
 

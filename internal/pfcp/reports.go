@@ -55,7 +55,7 @@ func (s *Server) report(seid uint64, ies ...*ie.IE) (seq uint32, sent bool) {
 	if !ok {
 		return 0, false
 	}
-	return s.reportTo(a.addr, x.CPSEID, ies...)
+	return s.reportTo(a.addr, x.CPSEID, append(ies, s.loadIEs(a)...)...)
 }
 
 // reportTo sends a Session Report Request for the session the SMF at to

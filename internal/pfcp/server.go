@@ -131,6 +131,8 @@ type Server struct {
 	stopped chan struct{}
 	stats   Stats
 	api     apiState // what the REST API sets (view.go)
+	// load is what upfd last said of its load (load.go).
+	load loadState
 	// quiet logs what may come in floods as counts (tally.go).
 	quiet *tally
 	// reportsOut are the Session Report Requests with usage in flight, by

@@ -84,18 +84,18 @@ func (s *Server) sessionEstablishment(d datagram) message.Message {
 	}
 	if derr != nil {
 		s.quiet.note(slog.LevelInfo, "pfcp: session establishment refused", "node", a.nodeID, "cause", derr.Cause, "ie", derr.IE, "why", derr.Msg)
-		return reply(causeOf(derr)...)
+		return reply(append(causeOf(derr), s.loadIEs(a)...)...)
 	}
 	c, err := s.apply(req)
 	if err != nil {
 		s.quiet.note(slog.LevelInfo, "pfcp: session establishment refused", "node", a.nodeID, "cp_seid", req.CPSEID, "why", err)
-		return reply(causeOf(err)...)
+		return reply(append(causeOf(err), s.loadIEs(a)...)...)
 	}
 	s.meters.Sync(c.Next.SEID, c.Next.URRs, s.rules.URRSlots(c.Next.SEID), s.now())
 	s.log.Info("pfcp: session established", "node", a.nodeID, "seid", c.Next.SEID, "cp_seid", req.CPSEID,
 		"pdrs", c.Next.PDRs.Len(), "fars", c.Next.FARs.Len(), "qers", c.Next.QERs.Len(), "urrs", c.Next.URRs.Len())
-	ies := []*ie.IE{ie.NewCause(session.CauseAccepted), s.upFSEID(c.Next.SEID)}
-	return reply(append(ies, createdPDRs(c.Created)...)...)
+	ies := append([]*ie.IE{ie.NewCause(session.CauseAccepted), s.upFSEID(c.Next.SEID)}, createdPDRs(c.Created)...)
+	return reply(append(ies, s.loadIEs(a)...)...)
 }
 
 // upFSEID is our F-SEID for a session, on the N4 address (the node ID's
@@ -163,7 +163,7 @@ func (s *Server) sessionModification(d datagram) message.Message {
 		return message.NewSessionModificationResponse(0, 0, 0, h.SequenceNumber, 0, ie.NewCause(session.CauseNoSession))
 	}
 	reply := func(ies ...*ie.IE) message.Message {
-		return message.NewSessionModificationResponse(0, 0, x.CPSEID, h.SequenceNumber, 0, ies...)
+		return message.NewSessionModificationResponse(0, 0, x.CPSEID, h.SequenceNumber, 0, append(ies, s.loadIEsFor(x.Peer)...)...)
 	}
 	if derr := d.reqErr; derr != nil {
 		s.quiet.note(slog.LevelInfo, "pfcp: session modification refused", "seid", x.SEID, "cause", derr.Cause, "ie", derr.IE, "why", derr.Msg)
@@ -195,10 +195,11 @@ func (s *Server) sessionDeletion(from netip.AddrPort, m *message.SessionDeletion
 	usage, err := s.deleteSession(x.SEID)
 	if err != nil {
 		s.log.Error("pfcp: session deletion failed", "seid", x.SEID, "err", err)
-		return message.NewSessionDeletionResponse(0, 0, x.CPSEID, h.SequenceNumber, 0, causeOf(err)...)
+		return message.NewSessionDeletionResponse(0, 0, x.CPSEID, h.SequenceNumber, 0, append(causeOf(err), s.loadIEsFor(x.Peer)...)...)
 	}
 	s.log.Info("pfcp: session deleted", "seid", x.SEID, "reports", len(usage))
-	ies := append([]*ie.IE{ie.NewCause(session.CauseAccepted)}, usageIEs(ie.NewUsageReportWithinSessionDeletionResponse, usage)...)
+	ies := append([]*ie.IE{ie.NewCause(session.CauseAccepted)}, s.loadIEsFor(x.Peer)...)
+	ies = append(ies, usageIEs(ie.NewUsageReportWithinSessionDeletionResponse, usage)...)
 	return message.NewSessionDeletionResponse(0, 0, x.CPSEID, h.SequenceNumber, 0, ies...)
 }
 

@@ -97,6 +97,9 @@ func (s *Store) indexTunnels(x *Session, add bool) {
 // Len is the number of sessions.
 func (s *Store) Len() int { return len(s.sessions) }
 
+// MaxSessions is how many sessions the store takes; 0: no limit.
+func (s *Store) MaxSessions() int { return s.opts.MaxSessions }
+
 // Sessions calls f for every session until it returns false.
 func (s *Store) Sessions(f func(*Session) bool) {
 	for _, x := range s.sessions {

@@ -1,6 +1,7 @@
 package pfcp
 
 import (
+	"log/slog"
 	"net/netip"
 	"time"
 
@@ -43,26 +44,25 @@ func upFeatures() *ie.IE {
 
 func (s *Server) associationSetup(from netip.AddrPort, m *message.AssociationSetupRequest) message.Message {
 	seq := m.Header.SequenceNumber
-	refuse := func(cause uint8, offending uint16) message.Message {
-		ies := []*ie.IE{s.nodeID(), ie.NewCause(cause), ie.NewRecoveryTimeStamp(s.cfg.Recovery)}
-		if offending != 0 {
-			ies = append(ies, ie.NewOffendingIE(offending))
-		}
-		return message.NewAssociationSetupResponse(seq, ies...)
+	// Table 7.4.4.2-1 gives the response no Offending IE: the cause and
+	// upfd's log say what was wrong.
+	refuse := func(cause uint8, what string) message.Message {
+		s.quiet.note(slog.LevelInfo, "pfcp: association setup refused", "from", from, "cause", cause, "why", what)
+		return message.NewAssociationSetupResponse(seq, s.nodeID(), ie.NewCause(cause), ie.NewRecoveryTimeStamp(s.cfg.Recovery))
 	}
 	if m.NodeID == nil {
-		return refuse(session.CauseMandatoryIEMissing, ie.NodeID)
+		return refuse(session.CauseMandatoryIEMissing, "no Node ID")
 	}
 	if m.RecoveryTimeStamp == nil {
-		return refuse(session.CauseMandatoryIEMissing, ie.RecoveryTimeStamp)
+		return refuse(session.CauseMandatoryIEMissing, "no Recovery Time Stamp")
 	}
 	node, err := decode.NodeID(m.NodeID)
 	if err != nil {
-		return refuse(session.CauseMandatoryIEIncorrect, ie.NodeID)
+		return refuse(session.CauseMandatoryIEIncorrect, "Node ID: "+err.Error())
 	}
 	recovery, err := m.RecoveryTimeStamp.RecoveryTimeStamp()
 	if err != nil {
-		return refuse(session.CauseMandatoryIEIncorrect, ie.RecoveryTimeStamp)
+		return refuse(session.CauseMandatoryIEIncorrect, "Recovery Time Stamp: "+err.Error())
 	}
 	s.associated(node, from, recovery, cpFeatures(m.CPFunctionFeatures))
 	return message.NewAssociationSetupResponse(seq, s.nodeID(), ie.NewCause(session.CauseAccepted),
@@ -95,8 +95,8 @@ func (s *Server) associated(node string, addr netip.AddrPort, recovery time.Time
 
 func (s *Server) associationUpdate(from netip.AddrPort, m *message.AssociationUpdateRequest) message.Message {
 	seq := m.Header.SequenceNumber
-	if m.NodeID == nil {
-		return message.NewAssociationUpdateResponse(seq, s.nodeID(), ie.NewCause(session.CauseMandatoryIEMissing), ie.NewOffendingIE(ie.NodeID))
+	if m.NodeID == nil { // Table 7.4.4.4-1: no Offending IE
+		return message.NewAssociationUpdateResponse(seq, s.nodeID(), ie.NewCause(session.CauseMandatoryIEMissing))
 	}
 	a, ok := s.association(m.NodeID)
 	if !ok {
@@ -110,8 +110,8 @@ func (s *Server) associationUpdate(from netip.AddrPort, m *message.AssociationUp
 
 func (s *Server) associationRelease(from netip.AddrPort, m *message.AssociationReleaseRequest) message.Message {
 	seq := m.Header.SequenceNumber
-	if m.NodeID == nil {
-		return message.NewAssociationReleaseResponse(seq, s.nodeID(), ie.NewCause(session.CauseMandatoryIEMissing), ie.NewOffendingIE(ie.NodeID))
+	if m.NodeID == nil { // Table 7.4.4.6-1: no Offending IE
+		return message.NewAssociationReleaseResponse(seq, s.nodeID(), ie.NewCause(session.CauseMandatoryIEMissing))
 	}
 	a, ok := s.association(m.NodeID)
 	if !ok {
@@ -166,20 +166,24 @@ func (s *Server) sessionsOf(node string) []*session.Session {
 }
 
 // refusal answers a request that could not be decoded or was not allowed,
-// with the response type that matches it.
+// with the response type that matches it. Session responses name the
+// offending IE; association responses have no place for it (Tables
+// 7.4.4.2-1, 7.4.4.4-1, 7.4.4.6-1).
 func refusal(h *message.Header, cause uint8, offending uint16, nodeID *ie.IE, recovery time.Time) message.Message {
 	seq := h.SequenceNumber
 	ies := []*ie.IE{nodeID, ie.NewCause(cause)}
-	if offending != 0 {
-		ies = append(ies, ie.NewOffendingIE(offending))
-	}
 	switch h.Type {
 	case message.MsgTypeAssociationSetupRequest:
 		return message.NewAssociationSetupResponse(seq, append(ies, ie.NewRecoveryTimeStamp(recovery))...)
 	case message.MsgTypeAssociationUpdateRequest:
 		return message.NewAssociationUpdateResponse(seq, ies...)
 	case message.MsgTypeAssociationReleaseRequest:
-		return message.NewAssociationReleaseResponse(seq, ies[0], ies[1], ies[2:]...)
+		return message.NewAssociationReleaseResponse(seq, ies[0], ies[1])
+	}
+	if offending != 0 {
+		ies = append(ies, ie.NewOffendingIE(offending))
+	}
+	switch h.Type {
 	case message.MsgTypeSessionEstablishmentRequest:
 		return message.NewSessionEstablishmentResponse(0, 0, 0, seq, 0, ies...)
 	case message.MsgTypeSessionModificationRequest:

@@ -36,19 +36,6 @@ var free5gcKnownIssues = map[string]string{
 	// all TS 29.244 §7.4.4.7 puts in it; §7.6.2 asks for it.
 	"free5gc: version not supported response": "free5GC's codec cannot decode a Version Not Supported Response at all",
 
-	// Ours: an Offending IE (00 28 00 02 00 60, naming the Recovery Time
-	// Stamp) in an Association Setup, Update or Release Response. Tables
-	// 7.4.4.2-1, 7.4.4.4-1 and 7.4.4.6-1 of TS 29.244 give these messages
-	// no Offending IE (only the PFD Management, Node Report, Session Set
-	// Deletion and session responses have one); free5GC's structs, like
-	// go-pfcp's typed messages and Open5GS's tables made from the spec,
-	// have no place for it, and skip it as an unexpected IE (§7.6.1), so
-	// the rest of the response reads. Harmless, but not the spec's.
-	"free5gc: association setup response, refused: no recovery time stamp":    "upfd sends an Offending IE that Table 7.4.4.2-1 does not have",
-	"free5gc: association setup response, refused: an IE runs past the end":   "upfd sends an Offending IE that Table 7.4.4.2-1 does not have",
-	"free5gc: association update response, refused: an IE runs past the end":  "upfd sends an Offending IE that Table 7.4.4.4-1 does not have",
-	"free5gc: association release response, refused: an IE runs past the end": "upfd sends an Offending IE that Table 7.4.4.6-1 does not have",
-
 	// free5GC's bug: its Session Establishment Response holds one Created
 	// PDR (a pointer, not a list, though Table 7.5.3.1-1 allows several),
 	// and its TLV decoder decodes a repeated IE into the struct the first

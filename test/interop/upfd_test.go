@@ -16,23 +16,40 @@ import (
 	"github.com/sluice-upf/sluice/internal/testenv"
 )
 
-// upfdConfig is the lab's upfd with what living with pfcpsim takes:
-//   - no heartbeats from upfd: pfcpsim never answers them (its receive
-//     loop drops every Heartbeat Request), so upfd would find it lost
-//     after heartbeat_interval + heartbeat_retries x t1 and delete its
-//     sessions after peer_grace;
-//   - no GTP-U Echo: the test's gNB socket counts what it gets;
+// upfdConfig is the lab's upfd, with
+//   - a Heartbeat Request every second: pfcpsim never answers them (its
+//     receive loop drops them) but sends its own every 5 s, and upfd must
+//     take any message as a sign of life (the window is heartbeat_retries
+//     x t1, 9 s), so pfcpsim must stay associated throughout;
+//   - no GTP-U Echo: the test's gNB socket counts what it gets
+//     (TestPrivilegedPfcpsimEcho turns it on);
 //   - room for the 10,000 sessions.
 func upfdConfig(t *testing.T) string {
 	const peers = "  peers: [198.18.4.1]\n"
 	if !strings.Contains(testenv.UPFDLab, peers) {
 		t.Fatalf("testenv.UPFDLab has no %q to add heartbeat_interval after", peers)
 	}
-	return strings.Replace(testenv.UPFDLab, peers, peers+"  heartbeat_interval: 0\n", 1) + `max_sessions: 20000
+	return strings.Replace(testenv.UPFDLab, peers, peers+"  heartbeat_interval: 1s\n", 1) + `max_sessions: 20000
 xdp_mode: native
 gtpu:
   echo_interval: 0
 `
+}
+
+// associated checks that upfd holds pfcpsim's association, up, and never
+// found it lost.
+func associated(t *testing.T, ns string, log *testenv.Log) {
+	t.Helper()
+	var as api.Associations
+	apiGet(t, ns, "/associations", &as)
+	if len(as.Associations) != 1 || as.Associations[0].NodeID != "198.18.4.1" || as.Associations[0].State != "up" {
+		t.Errorf("upfd's associations: %+v, want pfcpsim's (198.18.4.1), up", as.Associations)
+	}
+	for _, l := range strings.Split(log.String(), "\n") {
+		if strings.Contains(l, "peer lost") {
+			t.Errorf("upfd found pfcpsim lost: %s", l)
+		}
+	}
 }
 
 // apiGet reads upfd's REST API (on loopback in the UPF namespace) into v.

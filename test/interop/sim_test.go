@@ -79,18 +79,20 @@ func removeOrphanBuilds() {
 // grpcPort is where pfcpsim takes pfcpctl's calls, in the SMF namespace.
 const grpcPort = "54321"
 
-// sim is pfcpsim running in the SMF namespace, driven by pfcpctl.
+// sim is pfcpsim running in the SMF namespace, driven by pfcpctl, with
+// upfd's reports held from it while it waits for a response.
 type sim struct {
-	ns  string
-	dir string
-	log *testenv.Log
+	ns   string
+	dir  string
+	log  *testenv.Log
+	gate *reportGate
 }
 
 // startPfcpsim runs pfcpsim in ns, its PFCP address smf0's, until the
 // test ends: then it gets SIGTERM by its PID, SIGKILL after a grace.
 func startPfcpsim(t *testing.T, ns string) *sim {
 	t.Helper()
-	s := &sim{ns: ns, dir: buildPfcpsim(t), log: &testenv.Log{}}
+	s := &sim{ns: ns, dir: buildPfcpsim(t), log: &testenv.Log{}, gate: gateReports(t, ns, "smf0")}
 	cmd := exec.Command("nsenter", "--net=/run/netns/"+ns, filepath.Join(s.dir, "pfcpsim"), "--port", grpcPort, "--interface", "smf0")
 	cmd.Stdout, cmd.Stderr = s.log, s.log
 	if err := cmd.Start(); err != nil {
@@ -138,8 +140,12 @@ func startPfcpsim(t *testing.T, ns string) *sim {
 
 // ctl runs pfcpctl with args against our pfcpsim, for at most limit, and
 // returns its output and how long it took. pfcpctl exits 1 when pfcpsim
-// answers an error.
+// answers an error. upfd's reports are held from pfcpsim meanwhile.
 func (s *sim) ctl(limit time.Duration, args ...string) (string, time.Duration, error) {
+	if err := s.gate.hold(); err != nil {
+		return "", 0, err
+	}
+	defer s.gate.release()
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	argv := append([]string{"--net=/run/netns/" + s.ns, filepath.Join(s.dir, "pfcpctl"), "--server", "127.0.0.1:" + grpcPort}, args...)

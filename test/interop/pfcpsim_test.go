@@ -669,8 +669,9 @@ func (r *rig) wrap(t *testing.T) {
 }
 
 // manySessions: 10,000 sessions in two batches (pfcpsim's IDs are 16 bits
-// and its session numbers step by 10: one batch would wrap them after
-// 6,554 sessions), modified to forward, traffic through a sample, deleted.
+// and its session numbers step by 10: one batch from baseID 1 would wrap
+// them after 6,554 sessions), modified to forward, traffic through each,
+// deleted; every usage report upfd sends meanwhile accounted for.
 func (r *rig) manySessions(t *testing.T) {
 	one := []string{allow}
 	batches := []batch{{1, 6554, "10.45.0.0/16", one}, {2, 3446, "10.45.128.0/16", one}}

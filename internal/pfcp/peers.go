@@ -211,13 +211,16 @@ func (s *Server) echo(now time.Time) {
 }
 
 // gtpPeersInUse are the peers the sessions' FARs send G-PDUs to, each
-// with the side they send from. Sessions that reach one peer from both
-// sides (rare) have it echoed from the access side.
+// with the side they send from: FARs that forward, to an address. One
+// that drops or buffers keeps its outer header for later, which is no
+// path in use (pfcpsim sets up its downlink FARs as DROP toward 0.0.0.0).
+// Sessions that reach one peer from both sides (rare) have it echoed
+// from the access side.
 func (s *Server) gtpPeersInUse() map[netip.Addr]gtpu.Side {
 	inUse := map[netip.Addr]gtpu.Side{}
 	s.store.Sessions(func(x *session.Session) bool {
 		for _, f := range x.FARs.All() {
-			if f.Forw == nil || f.Forw.OHC == nil {
+			if f.Action&session.ActForw == 0 || f.Forw == nil || f.Forw.OHC == nil || f.Forw.OHC.Peer.IsUnspecified() {
 				continue
 			}
 			from := sideOf(f.Forw.Dest)

@@ -2,6 +2,7 @@ package pfcp
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -53,17 +54,29 @@ func seidOf(c *session.Change) uint64 {
 	return c.Prev.SEID
 }
 
-// causeOf is the cause and offending IE a refusal carries.
-func causeOf(err error) []*ie.IE {
+// refusalOf is err as a refusal: System failure unless it says otherwise.
+func refusalOf(err error) *session.Error {
 	var e *session.Error
 	if !errors.As(err, &e) {
-		return []*ie.IE{ie.NewCause(session.CauseSystemFailure)}
+		return &session.Error{Cause: session.CauseSystemFailure, Msg: fmt.Sprint(err)}
 	}
+	return e
+}
+
+// causeOf is the cause and offending IE a refusal carries.
+func causeOf(err error) []*ie.IE {
+	e := refusalOf(err)
 	ies := []*ie.IE{ie.NewCause(e.Cause)}
 	if e.IE != 0 {
 		ies = append(ies, ie.NewOffendingIE(e.IE))
 	}
 	return ies
+}
+
+// refused logs, counted (tally), why a session request was refused.
+func (s *Server) refused(what string, err error, args ...any) {
+	e := refusalOf(err)
+	s.quiet.note(slog.LevelInfo, "pfcp: "+what+" refused", append(args, "cause", e.Cause, "ie", e.IE, "why", e.Msg)...)
 }
 
 func (s *Server) sessionEstablishment(d datagram) message.Message {
@@ -75,7 +88,7 @@ func (s *Server) sessionEstablishment(d datagram) message.Message {
 		return reply(ie.NewCause(session.CauseNoResources))
 	}
 	if req.Peer == "" { // the Node ID is missing or wrong, so no association can be named
-		s.quiet.note(slog.LevelInfo, "pfcp: session establishment refused", "from", d.from, "cause", derr.Cause, "ie", derr.IE, "why", derr.Msg)
+		s.refused("session establishment", derr, "from", d.from)
 		return reply(causeOf(derr)...)
 	}
 	a, ok := s.assocs[req.Peer]
@@ -83,12 +96,12 @@ func (s *Server) sessionEstablishment(d datagram) message.Message {
 		return reply(ie.NewCause(session.CauseNoAssociation))
 	}
 	if derr != nil {
-		s.quiet.note(slog.LevelInfo, "pfcp: session establishment refused", "node", a.nodeID, "cause", derr.Cause, "ie", derr.IE, "why", derr.Msg)
+		s.refused("session establishment", derr, "node", a.nodeID)
 		return reply(append(causeOf(derr), s.loadIEs(a)...)...)
 	}
 	c, err := s.apply(req)
 	if err != nil {
-		s.quiet.note(slog.LevelInfo, "pfcp: session establishment refused", "node", a.nodeID, "cp_seid", req.CPSEID, "why", err)
+		s.refused("session establishment", err, "node", a.nodeID, "cp_seid", req.CPSEID)
 		return reply(append(causeOf(err), s.loadIEs(a)...)...)
 	}
 	s.meters.Sync(c.Next.SEID, c.Next.URRs, s.rules.URRSlots(c.Next.SEID), s.now())
@@ -166,13 +179,13 @@ func (s *Server) sessionModification(d datagram) message.Message {
 		return message.NewSessionModificationResponse(0, 0, x.CPSEID, h.SequenceNumber, 0, append(ies, s.loadIEsFor(x.Peer)...)...)
 	}
 	if derr := d.reqErr; derr != nil {
-		s.quiet.note(slog.LevelInfo, "pfcp: session modification refused", "seid", x.SEID, "cause", derr.Cause, "ie", derr.IE, "why", derr.Msg)
+		s.refused("session modification", derr, "seid", x.SEID)
 		return reply(causeOf(derr)...)
 	}
 	req := d.req.(*session.Modify)
 	c, err := s.apply(req)
 	if err != nil {
-		s.quiet.note(slog.LevelInfo, "pfcp: session modification refused", "seid", x.SEID, "why", err)
+		s.refused("session modification", err, "seid", x.SEID)
 		return reply(causeOf(err)...)
 	}
 	x = c.Next // with the SMF's new F-SEID, if it changed it

@@ -13,6 +13,15 @@
 #include "../upf_types.h"
 #include "../upf_maps.h"
 
+/*
+ * A function off the path of a forwarded packet (events, Echo, the FIB
+ * when its cache misses, traffic for the host, IPv6 tunnels, SDF slots):
+ * a call, not inlined, so that the code a forwarded packet runs stays
+ * compact. The instruction cache is shared with the kernel's path and,
+ * in the lab, with the generator and the sink.
+ */
+#define __cold static __noinline
+
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 #define READ_ONCE(x) (*(volatile typeof(x) *)&(x))

@@ -31,17 +31,20 @@ static __always_inline void event_fill(struct upf_event *ev, __u16 type, const s
 }
 
 /* A header-only event; returns 0 or -UPF_DROP_EVENT_LOST. */
-static __always_inline int event_send(__u16 type, const struct upf_pkt *p, __u16 pdr_id, __u32 id)
+__cold int event_send(__u16 type, const struct upf_pkt *p, __u16 pdr_id, __u32 id)
 {
-	struct upf_event ev;
+	struct upf_event *ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
 
-	event_fill(&ev, type, p, pdr_id, id);
-	return bpf_ringbuf_output(&events, &ev, sizeof(ev), 0) ? -UPF_DROP_EVENT_LOST : 0;
+	if (!ev)
+		return -UPF_DROP_EVENT_LOST;
+	event_fill(ev, type, p, pdr_id, id);
+	bpf_ringbuf_submit(ev, 0);
+	return 0;
 }
 
 /* The whole frame after the header, so user space can hold and re-inject it. */
-static __always_inline int event_send_frame(struct xdp_md *ctx, __u16 type, const struct upf_pkt *p,
-					    __u16 pdr_id, __u32 id)
+__cold int event_send_frame(struct xdp_md *ctx, __u16 type, const struct upf_pkt *p, __u16 pdr_id,
+			    __u32 id)
 {
 	__u32 zero = 0, len = ctx->data_end - ctx->data;
 	struct upf_event_buf *buf = bpf_map_lookup_elem(&event_scratch, &zero);
@@ -63,12 +66,12 @@ static __always_inline int event_send_frame(struct xdp_md *ctx, __u16 type, cons
  * Events about the path rather than a session (unknown TEID, unresolved
  * neighbour) go out at most once per interval per CPU and type.
  */
-static __always_inline void event_send_limited(__u16 type, const struct upf_pkt *p, __u32 ifindex,
-					       __u8 family, const struct upf_addr *peer)
+__cold void event_send_limited(__u16 type, const struct upf_pkt *p, __u32 ifindex, __u8 family,
+			       const struct upf_addr *peer)
 {
 	__u32 key = type;
 	__u64 now, *last = bpf_map_lookup_elem(&event_last, &key);
-	struct upf_event ev;
+	struct upf_event *ev;
 
 	if (!last || !cfg_event_interval_ns)
 		return;
@@ -76,11 +79,14 @@ static __always_inline void event_send_limited(__u16 type, const struct upf_pkt 
 	if (now - *last < cfg_event_interval_ns)
 		return;
 	*last = now;
-	event_fill(&ev, type, p, 0, 0);
-	ev.ifindex = ifindex;
-	ev.peer_family = family;
-	ev.peer = *peer;
-	bpf_ringbuf_output(&events, &ev, sizeof(ev), 0);
+	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	if (!ev)
+		return;
+	event_fill(ev, type, p, 0, 0);
+	ev->ifindex = ifindex;
+	ev->peer_family = family;
+	ev->peer = *peer;
+	bpf_ringbuf_submit(ev, 0);
 }
 
 #endif /* UPF_EVENT_H */

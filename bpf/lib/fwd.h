@@ -89,35 +89,33 @@ static __always_inline void nh_store(struct upf_nexthop *nh, __u8 family,
 	__builtin_memcpy(nh->smac, p->smac, ETH_ALEN);
 }
 
-/* Next hop for the packet as the FAR sends it: sets p->egress and the MACs. */
-static __always_inline int fwd_lookup(struct xdp_md *ctx, struct upf_pkt *p,
-				      const struct upf_far *far)
+/* The destination the FAR sends the packet to, and its family. */
+static __always_inline const struct upf_addr *fwd_dst(const struct upf_pkt *p,
+						      const struct upf_far *far, __u8 *family)
+{
+	if (far->ohc) {
+		*family = far->ohc == UPF_OHC_GTPU_V4 ? 4 : 6;
+		return &far->peer;
+	}
+	*family = p->family;
+	return &p->dst;
+}
+
+/*
+ * The kernel FIB's next hop, when the cache has none (nh, if not NULL, is
+ * the cache slot to keep it in): sets p->egress and the MACs.
+ */
+__cold int fwd_fib(struct xdp_md *ctx, struct upf_pkt *p, const struct upf_far *far,
+		   struct upf_nexthop *nh, __u64 now)
 {
 	struct bpf_fib_lookup f = {.ifindex = p->ifindex};
-	const struct upf_addr *src = &p->src, *dst = &p->dst;
-	struct upf_nexthop *nh = NULL;
-	__u8 family = p->family;
+	const struct upf_addr *src = far->ohc ? &far->local : &p->src;
 	__u32 len = fwd_hdr_len(p, far) - ETH_HLEN + p->ip_len; /* IP length as sent */
-	__u64 now = 0;
+	__u8 family;
+	const struct upf_addr *dst = fwd_dst(p, far, &family);
 	int rc;
 
-	if (p->ttl <= 1)
-		return -UPF_DROP_TTL_EXPIRED;
 	f.tot_len = len;
-	if (far->ohc) {
-		family = far->ohc == UPF_OHC_GTPU_V4 ? 4 : 6;
-		src = &far->local;
-		dst = &far->peer;
-	}
-	if (cfg_nexthop_ttl_ns) {
-		now = bpf_ktime_get_coarse_ns();
-		nh = nh_slot(family, dst);
-		if (nh && nh_hit(nh, family, dst, p, len, now)) {
-			nh_use(p, nh);
-			return 0;
-		}
-	}
-
 	if (far->ohc) {
 		f.l4_protocol = IPPROTO_UDP;
 		f.sport = bpf_htons(GTPU_PORT);
@@ -148,13 +146,13 @@ static __always_inline int fwd_lookup(struct xdp_md *ctx, struct upf_pkt *p,
 		return 0;
 	case BPF_FIB_LKUP_RET_NO_NEIGH: {
 		/* f holds the gateway (or the destination) and the egress device. */
-		struct upf_addr nh = {};
+		struct upf_addr gw = {};
 
 		if (family == 4)
-			nh.a[0] = f.ipv4_dst;
+			gw.a[0] = f.ipv4_dst;
 		else
-			__builtin_memcpy(nh.a, f.ipv6_dst, 16);
-		event_send_limited(UPF_EV_NO_NEIGH, p, f.ifindex, family, &nh);
+			__builtin_memcpy(gw.a, f.ipv6_dst, 16);
+		event_send_limited(UPF_EV_NO_NEIGH, p, f.ifindex, family, &gw);
 		return -UPF_DROP_NO_NEIGH;
 	}
 	case BPF_FIB_LKUP_RET_FRAG_NEEDED:
@@ -165,6 +163,29 @@ static __always_inline int fwd_lookup(struct xdp_md *ctx, struct upf_pkt *p,
 		return -UPF_DROP_NO_ROUTE;
 	}
 	return -UPF_DROP_NO_ROUTE;
+}
+
+/* Next hop for the packet as the FAR sends it: sets p->egress and the MACs. */
+static __always_inline int fwd_lookup(struct xdp_md *ctx, struct upf_pkt *p,
+				      const struct upf_far *far)
+{
+	struct upf_nexthop *nh = NULL;
+	__u32 len = fwd_hdr_len(p, far) - ETH_HLEN + p->ip_len;
+	__u64 now = 0;
+	__u8 family;
+	const struct upf_addr *dst = fwd_dst(p, far, &family);
+
+	if (p->ttl <= 1)
+		return -UPF_DROP_TTL_EXPIRED;
+	if (cfg_nexthop_ttl_ns) {
+		now = bpf_ktime_get_coarse_ns();
+		nh = nh_slot(family, dst);
+		if (nh && nh_hit(nh, family, dst, p, len, now)) {
+			nh_use(p, nh);
+			return 0;
+		}
+	}
+	return fwd_fib(ctx, p, far, nh, now);
 }
 
 /*
@@ -254,8 +275,7 @@ static __always_inline int fwd_push_v4(void *data, void *end, const struct upf_p
 }
 
 /* Outer IPv6/UDP/GTP-U; the caller adds the UDP checksum IPv6 requires (RFC 8200 §8.1). */
-static __always_inline int fwd_push_v6(void *data, void *end, const struct upf_pkt *p,
-				       const struct upf_far *far)
+__cold int fwd_push_v6(void *data, void *end, const struct upf_pkt *p, const struct upf_far *far)
 {
 	struct ipv6hdr *ip6 = data + ETH_HLEN;
 	struct udphdr *udp = (void *)(ip6 + 1);

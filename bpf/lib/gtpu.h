@@ -113,7 +113,7 @@ static __always_inline int gtpu_parse(struct cursor *c, struct upf_pkt *p, __u8 
  */
 #define ECHO_RESP_LEN (sizeof(struct gtpu_hdr) + sizeof(struct gtpu_opt) + 2)
 
-static __always_inline int gtpu_echo_reply(struct xdp_md *ctx, struct upf_pkt *p, __u16 l4_off)
+__cold int gtpu_echo_reply(struct xdp_md *ctx, struct upf_pkt *p, __u16 l4_off)
 {
 	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
 	__u32 want = (l4_off & UPF_OFF_MASK) + sizeof(struct udphdr) + ECHO_RESP_LEN;

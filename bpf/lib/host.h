@@ -41,8 +41,7 @@ static __always_inline int host_nd(const struct ip_info *ip, const struct cursor
 }
 
 /* From N3 or N9: the host gets what is addressed to it, the rest is dropped for reason. */
-static __always_inline int host_or_drop(const struct ip_info *ip, const struct cursor *c,
-					int reason)
+__cold int host_or_drop(const struct ip_info *ip, const struct cursor *c, int reason)
 {
 	if (host_nd(ip, c))
 		return XDP_PASS;
@@ -82,8 +81,7 @@ static __always_inline int host_n6_transport_ok(const struct upf_pkt *p)
 }
 
 /* From N6, to no UE: see the top of this file. */
-static __always_inline int host_from_n6(const struct upf_pkt *p, const struct ip_info *ip,
-					const struct cursor *c)
+__cold int host_from_n6(const struct upf_pkt *p, const struct ip_info *ip, const struct cursor *c)
 {
 	__u8 *flags;
 

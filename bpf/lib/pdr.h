@@ -33,7 +33,7 @@ static __always_inline int addr_match(const struct upf_addr *a, const struct upf
 		((a->a[3] & prefix_mask(len, 3)) ^ val->a[3])) == 0;
 }
 
-static __always_inline int sdf_match(const struct upf_sdf *f, const struct upf_pkt *p)
+__cold int sdf_match(const struct upf_sdf *f, const struct upf_pkt *p)
 {
 	if ((f->flags & UPF_SDF_V4) && p->family != 4)
 		return 0;

@@ -43,7 +43,11 @@ import (
 // packet (BPF run-time statistics) while attached, under real traffic from
 // the live-frame generator through veths, with the rate the sink saw.
 func BenchmarkDatapath(b *testing.B) {
-	const rounds, frames, progRuns = 5, 1 << 20, 2000
+	const frames, progRuns = 1 << 20, 2000
+	rounds := 5
+	if n, err := strconv.Atoi(os.Getenv("SLUICE_BENCH_ROUNDS")); err == nil && n > 0 {
+		rounds = n
+	}
 	ns := testenv.UPF(b)
 	stats, err := ebpf.EnableStats(uint32(unix.BPF_STATS_RUN_TIME))
 	if err != nil {

@@ -727,6 +727,13 @@ func TestPrivilegedBadInput(t *testing.T) {
 		{name: "establishment of an Ethernet PDU session", noSession: true,
 			req:   est(func(m *message.SessionEstablishmentRequest) { m.PDNType = ie.NewPDNType(ie.PDNTypeEthernet) }),
 			cause: session.CauseServiceNotSupported, offending: ie.PDNType},
+		// RESTI: Open5GS restores its sessions into a restarted UPF.
+		{name: "establishment restoring a session (RESTI)", noSession: true,
+			req:   est(func(m *message.SessionEstablishmentRequest) { m.PFCPSEReqFlags = ie.NewPFCPSEReqFlags(0x01) }),
+			cause: session.CauseAccepted},
+		{name: "establishment asking to pause charging (SUMPC)", noSession: true,
+			req:   est(func(m *message.SessionEstablishmentRequest) { m.PFCPSEReqFlags = ie.NewPFCPSEReqFlags(0x02) }),
+			cause: session.CauseServiceNotSupported, offending: ie.PFCPSEReqFlags},
 		{name: "modification with a Query URR Reference", req: mod(ie.NewQueryURRReference(7)),
 			cause: session.CauseServiceNotSupported, offending: ie.QueryURRReference},
 

@@ -1,6 +1,7 @@
 package pfcp
 
 import (
+	"log/slog"
 	"net/netip"
 	"time"
 
@@ -69,6 +70,25 @@ func (s *Server) heardFrom(addr netip.Addr) {
 		if !a.lost.IsZero() {
 			s.log.Info("pfcp: peer heard again", "node", a.nodeID, "after", a.heard.Sub(a.lost))
 			a.lost = time.Time{}
+		}
+	}
+}
+
+// heartbeatStamp checks the Recovery Time Stamp of a peer's Heartbeat
+// Request against its association's. A different one is logged, not
+// taken for a restart: OAI and pfcpsim put the time of each request
+// there, and would lose every session at every heartbeat. A restarted
+// SMF is known by the stamp of its Association Setup and of its answers
+// to upfd's heartbeats.
+func (s *Server) heartbeatStamp(from netip.AddrPort, m *message.HeartbeatRequest) {
+	if m.RecoveryTimeStamp == nil {
+		return
+	}
+	ts, err := m.RecoveryTimeStamp.RecoveryTimeStamp()
+	for _, a := range s.assocs {
+		if a.addr.Addr() == from.Addr() && (err != nil || !ts.Equal(a.recovery)) {
+			s.quiet.note(slog.LevelDebug, "pfcp: a heartbeat's recovery time stamp is not the association's", "node", a.nodeID,
+				"association", a.recovery, "heartbeat", ts, "err", err)
 		}
 	}
 }

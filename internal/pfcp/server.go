@@ -453,6 +453,7 @@ func (s *Server) respond(d datagram, h *message.Header) (resp message.Message) {
 	}
 	switch m := d.m.(type) {
 	case *message.HeartbeatRequest:
+		s.heartbeatStamp(d.from, m)
 		return message.NewHeartbeatResponse(h.SequenceNumber, ie.NewRecoveryTimeStamp(s.cfg.Recovery))
 	case *message.AssociationSetupRequest:
 		return s.associationSetup(d.from, m)

@@ -318,6 +318,21 @@ func TestPrivilegedNoCachedAnswerAcrossAssociations(t *testing.T) {
 	}
 }
 
+// A Session Deletion Request may carry a CP F-SEID (Table 7.5.6-1 since
+// Release 18; pfcpsim sends one): the response goes to it.
+func TestPrivilegedDeletionAnswersTheCPFSEIDItCarries(t *testing.T) {
+	n := newN4(t)
+	n.associate()
+	r := n.ask(establishment(n.next(), 0xabc)).(*message.SessionEstablishmentResponse)
+	up, _ := r.UPFSEID.FSEID()
+	del := message.NewSessionDeletionRequest(0, 0, up.SEID, n.next(), 0)
+	del.IEs = append(del.IEs, ie.NewFSEID(0xdef, net.IPv4(198, 18, 4, 1), nil))
+	resp := n.ask(del)
+	if c := causeIn(resp); c != session.CauseAccepted || resp.SEID() != 0xdef {
+		t.Errorf("deletion: cause %d, header SEID %#x; want 1 and the request's CP SEID 0xdef", c, resp.SEID())
+	}
+}
+
 func TestPrivilegedRetransmissionIsAnsweredNotApplied(t *testing.T) {
 	n := newN4(t)
 	n.associate()

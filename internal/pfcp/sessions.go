@@ -205,15 +205,31 @@ func (s *Server) sessionDeletion(from netip.AddrPort, m *message.SessionDeletion
 	if !ok {
 		return message.NewSessionDeletionResponse(0, 0, 0, h.SequenceNumber, 0, ie.NewCause(session.CauseNoSession))
 	}
+	cp := deletionCPSEID(m, x.CPSEID)
 	usage, err := s.deleteSession(x.SEID)
 	if err != nil {
 		s.log.Error("pfcp: session deletion failed", "seid", x.SEID, "err", err)
-		return message.NewSessionDeletionResponse(0, 0, x.CPSEID, h.SequenceNumber, 0, append(causeOf(err), s.loadIEsFor(x.Peer)...)...)
+		return message.NewSessionDeletionResponse(0, 0, cp, h.SequenceNumber, 0, append(causeOf(err), s.loadIEsFor(x.Peer)...)...)
 	}
 	s.log.Info("pfcp: session deleted", "seid", x.SEID, "reports", len(usage))
 	ies := append([]*ie.IE{ie.NewCause(session.CauseAccepted)}, s.loadIEsFor(x.Peer)...)
 	ies = append(ies, usageIEs(ie.NewUsageReportWithinSessionDeletionResponse, usage)...)
-	return message.NewSessionDeletionResponse(0, 0, x.CPSEID, h.SequenceNumber, 0, ies...)
+	return message.NewSessionDeletionResponse(0, 0, cp, h.SequenceNumber, 0, ies...)
+}
+
+// deletionCPSEID is where the Session Deletion Response goes: the CP
+// F-SEID the request carries (Table 7.5.6-1 since Release 18: the SMF
+// that deletes the session may not be the one that set it up; pfcpsim
+// sends its own), else the session's.
+func deletionCPSEID(m *message.SessionDeletionRequest, session uint64) uint64 {
+	for _, i := range m.IEs {
+		if i.Type == ie.FSEID {
+			if f, err := i.FSEID(); err == nil {
+				return f.SEID
+			}
+		}
+	}
+	return session
 }
 
 // deleteSession takes a session out of the datapath and the store, ends

@@ -65,10 +65,21 @@ var establishRequest = group[establishment]{
 		one(ie.UserID, func(v *establishment, k *ie.IE) (err error) { v.req.Info.UserID, err = userID(k); return }),
 		one(ie.APNDNN, func(v *establishment, k *ie.IE) (err error) { v.req.Info.DNN, err = k.APNDNN(); return }),
 		one(ie.SNSSAI, func(v *establishment, k *ie.IE) (err error) { v.req.Info.SNSSAI, err = snssai(k); return }),
+		one(ie.PFCPSEReqFlags, func(v *establishment, k *ie.IE) error {
+			// RESTI: the SMF restores a session the UPF lost (Open5GS, after
+			// an unpinned restart): set up as any establishment is.
+			const resti = 0x01
+			fl, err := k.PFCPSEReqFlags()
+			if err == nil && fl&^resti != 0 {
+				return &session.Error{Cause: session.CauseServiceNotSupported, IE: ie.PFCPSEReqFlags,
+					Msg: fmt.Sprintf("PFCPSEReq-Flags %#x: the UPF acts on RESTI only (not SUMPC)", fl)}
+			}
+			return err
+		}),
 	),
 	mandatory: []uint16{ie.NodeID, ie.FSEID},
 	refused: []uint16{ie.CreateTrafficEndpoint, ie.FQCSID, ie.UserPlaneInactivityTimer, ie.TraceInformation,
-		ie.CreateMAR, ie.PFCPSEReqFlags, ie.CreateBridgeInfoForTSC, ie.CreateSRR, ie.ProvideATSSSControlInformation,
+		ie.CreateMAR, ie.CreateBridgeInfoForTSC, ie.CreateSRR, ie.ProvideATSSSControlInformation,
 		ie.RecoveryTimeStamp, ie.ProvideRDSConfigurationInformation},
 	request: true,
 }

@@ -1,7 +1,7 @@
 # Sluice: make test runs everything CI runs; make bench measures.
 GO ?= go
 FUZZTIME ?= 10s
-BPF_SRC := $(wildcard bpf/*.c bpf/*.h bpf/lib/*.h)
+BPF_SRC := $(wildcard bpf/*.c bpf/*.h bpf/lib/*.h bpf/lab/*.c bpf/lab/*.h)
 
 .PHONY: all build generate check-generated lint test deps bench fuzz lab
 

@@ -11,7 +11,7 @@ import (
 	"github.com/cilium/ebpf/link"
 )
 
-// Minimal is the minimal UPF (bpf/minupf.bpf.c): the least work any UPF
+// Minimal is the minimal UPF (bpf/lab/minupf.bpf.c): the least work any UPF
 // must do for the frames the Forwarder only moves. Uplink, a G-PDU to the
 // N3 address is parsed through its extension headers, its session found by
 // F-TEID, counted, decapsulated and sent to N6; downlink, an IPv4 packet's

@@ -10,8 +10,8 @@ import (
 	"github.com/sluice-upf/sluice/internal/netns"
 )
 
-// The test forwarder (bpf/lossy.bpf.c), built into the tests only.
-//go:generate go tool bpf2go -cc clang-19 -cflags "-O2 -g -Wall -Werror -fno-strict-aliasing -nostdinc -I../../bpf/include" -target bpfel lossy ../../bpf/lossy.bpf.c
+// The test forwarder (bpf/lab/lossy.bpf.c), built into the tests only.
+//go:generate go tool bpf2go -cc clang-19 -cflags "-O2 -g -Wall -Werror -fno-strict-aliasing -nostdinc -I../../bpf/include" -target bpfel lossy ../../bpf/lab/lossy.bpf.c
 
 // What the test forwarder does to a frame (enum lossy_what).
 const (

@@ -39,9 +39,12 @@ test: deps check-generated lint
 	$(GO) test -count=1 ./...
 	$(MAKE) fuzz
 
+# Minimizing a new input runs the target for up to a minute by default, in
+# which no new input is tried (FuzzN4 showed 0 executions a second for 6-8
+# of its 10 s): 50 runs a new input is enough to keep the seconds for fuzzing.
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzDatapath$$' -fuzztime $(FUZZTIME) ./internal/datapath
-	$(GO) test -run '^$$' -fuzz '^FuzzN4$$' -fuzztime $(FUZZTIME) ./internal/pfcp
+	$(GO) test -run '^$$' -fuzz '^FuzzDatapath$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/datapath
+	$(GO) test -run '^$$' -fuzz '^FuzzN4$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/pfcp
 
 # The datapath and N4 alone, the metrics scrape, the lab's generator, then
 # upfd beside the reference forwarder in the lab with 1 and 100,000 sessions

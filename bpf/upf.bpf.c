@@ -62,6 +62,7 @@ static __always_inline int upf_session(struct xdp_md *ctx, struct upf_pkt *p,
 				       const struct upf_rules *rules)
 {
 	const struct upf_pdr *pdr;
+	struct urr_held before, after; /* URRs measured before and after QoS */
 	struct upf_far far;
 	int ret;
 
@@ -76,19 +77,25 @@ static __always_inline int upf_session(struct xdp_md *ctx, struct upf_pkt *p,
 	ret = far_apply(ctx, p, rules, pdr, &far);
 	if (ret < 0)
 		return ret;
-	ret = urr_account(pdr, p, UPF_URR_MBQE);
+	ret = urr_admit(pdr, p, UPF_URR_MBQE, &before);
 	if (ret < 0)
 		return ret;
+	urr_count(&before, p);
 	ret = qer_apply(pdr, p);
 	if (ret < 0)
 		return ret;
 	ret = fwd_lookup(ctx, p, &far);
 	if (ret < 0)
 		return ret;
-	ret = urr_account(pdr, p, 0);
+	ret = urr_admit(pdr, p, 0, &after);
 	if (ret < 0)
 		return ret;
-	return fwd_emit(ctx, p, &far);
+	ret = fwd_emit(ctx, p, &far);
+	if (ret == XDP_REDIRECT)
+		urr_count(&after, p);
+	else
+		urr_refund(&after, p);
+	return ret;
 }
 
 static __always_inline int upf_gtpu_in(struct xdp_md *ctx, struct upf_pkt *p)

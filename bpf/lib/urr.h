@@ -10,7 +10,11 @@
  * same bytes (§5.2.2.2, volume measurement of the user plane traffic).
  * Uplink is traffic from the Access side, downlink all else (§8.2.40).
  *
- * A URR is measured after QoS enforcement unless it asks for MBQE (§8.2.68).
+ * A URR is measured after QoS enforcement unless it asks for MBQE (§8.2.68):
+ * then it counts the packets that reach QoS enforcement, whatever comes of
+ * them. Otherwise it counts the packets the datapath hands to the egress
+ * device: its quota is taken before the frame is rebuilt, and given back if
+ * the frame cannot leave (no room for a header, the redirect refused).
  * Counters are per CPU; the quota is shared and decremented atomically, and
  * the packet that reaches it is the last one forwarded.
  */
@@ -48,19 +52,19 @@ static __always_inline int urr_quota(__u32 id, struct upf_pkt *p)
 	return 0;
 }
 
-static __always_inline void urr_count(struct upf_usage *use, const struct upf_pkt *p)
-{
-	if (p->uplink) {
-		use->ul_pkts++;
-		use->ul_bytes += p->ip_len;
-	} else {
-		use->dl_pkts++;
-		use->dl_bytes += p->ip_len;
-	}
-}
+/* The records of the PDR's URRs of one kind that a packet is to count in. */
+struct urr_held {
+	struct upf_usage *use[UPF_URRS_PER_PDR];
+	__u32 quota[UPF_URRS_PER_PDR]; /* URR slot whose quota it took, or 0 */
+};
 
-/* Check the quota and count for the PDR's URRs of one kind (MBQE or not). */
-static __always_inline int urr_account(const struct upf_pdr *r, struct upf_pkt *p, __u32 mbqe)
+/*
+ * Take the packet's share of the quotas of the PDR's URRs of one kind (MBQE
+ * or not), and find their records: h says what to count in, or to give
+ * back. A quota spent refuses the packet.
+ */
+static __always_inline int urr_admit(const struct upf_pdr *r, struct upf_pkt *p, __u32 mbqe,
+				     struct urr_held *h)
 {
 #pragma unroll
 	for (int i = 0; i < UPF_URRS_PER_PDR; i++) {
@@ -68,6 +72,8 @@ static __always_inline int urr_account(const struct upf_pdr *r, struct upf_pkt *
 		struct upf_usage *use;
 		int ret;
 
+		h->use[i] = NULL;
+		h->quota[i] = 0;
 		if (!id)
 			continue;
 		use = urr_record(id);
@@ -77,10 +83,46 @@ static __always_inline int urr_account(const struct upf_pdr *r, struct upf_pkt *
 			ret = urr_quota(id, p);
 			if (ret < 0)
 				return ret;
+			h->quota[i] = id;
 		}
-		urr_count(use, p);
+		h->use[i] = use;
 	}
 	return 0;
+}
+
+/* Count the packet in the records urr_admit found. */
+static __always_inline void urr_count(const struct urr_held *h, const struct upf_pkt *p)
+{
+#pragma unroll
+	for (int i = 0; i < UPF_URRS_PER_PDR; i++) {
+		struct upf_usage *use = h->use[i];
+
+		if (!use)
+			continue;
+		if (p->uplink) {
+			use->ul_pkts++;
+			use->ul_bytes += p->ip_len;
+		} else {
+			use->dl_pkts++;
+			use->dl_bytes += p->ip_len;
+		}
+	}
+}
+
+/* Give back what urr_admit took of the quotas, for a packet that did not leave. */
+static __always_inline void urr_refund(const struct urr_held *h, const struct upf_pkt *p)
+{
+#pragma unroll
+	for (int i = 0; i < UPF_URRS_PER_PDR; i++) {
+		__u32 id = h->quota[i];
+		struct upf_urr *u;
+
+		if (!id)
+			continue;
+		u = bpf_map_lookup_elem(&urrs, &id);
+		if (u)
+			__sync_fetch_and_add(&u->quota_left, (__s64)p->ip_len);
+	}
 }
 
 #endif /* UPF_URR_H */

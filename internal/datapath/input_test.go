@@ -240,6 +240,36 @@ func TestPrivilegedQuota(t *testing.T) {
 	}
 }
 
+// A packet the datapath cannot hand to an egress device (here the FIB
+// sends it out a device that is not the UPF's, so the redirect is refused)
+// is not counted, and gives back the quota it took.
+func TestPrivilegedUsageCountsOnlyWhatLeaves(t *testing.T) {
+	ns := testenv.UPF(t)
+	testenv.Sh(t, "ip", "-n", ns, "route", "add", "198.18.77.0/24", "dev", "n3p")
+	testenv.Sh(t, "ip", "-n", ns, "neigh", "replace", "198.18.77.1", "lladdr", testenv.MACPeer.String(), "dev", "n3p", "nud", "permanent")
+	d := loadIn(t, ns, Options{})
+	size := uint64(len(innerBytes()))
+	if err := d.Apply(append(baseSession(), PutURR{ID: 1, URR: URR{HasQuota: true, Quota: 10 * size}})); err != nil {
+		t.Fatal(err)
+	}
+	away := upFlow
+	away.dst = netip.MustParseAddr("198.18.77.1")
+	before, _ := d.Stats()
+	for _, f := range []flow{away, away, upFlow} {
+		runXDP(t, d, ns, N3, uplink(ulTunnel, f))
+	}
+	after, _ := d.Stats()
+	if got := diffDrops(before, after); got[DropRedirect] != 2 {
+		t.Fatalf("drops %v, want the two packets for 198.18.77.1 refused at the redirect", got)
+	}
+	if u, _ := d.Usage(1); u.Uplink != (Traffic{1, size}) {
+		t.Errorf("usage %+v, want the one packet that left", u.Uplink)
+	}
+	if left, _ := d.QuotaLeft(1); left != int64(9*size) {
+		t.Errorf("quota left %d, want %d: only the packet that left takes from it", left, 9*size)
+	}
+}
+
 func TestPrivilegedMBR(t *testing.T) {
 	ns := testenv.UPF(t)
 	d := loadIn(t, ns, Options{MBRBurst: 5 * time.Millisecond})

@@ -23,6 +23,8 @@ import (
 	"syscall"
 	"time"
 
+	gopfcp "github.com/wmnsk/go-pfcp"
+
 	"github.com/sluice-upf/sluice/internal/api"
 	"github.com/sluice-upf/sluice/internal/buildinfo"
 	"github.com/sluice-upf/sluice/internal/config"
@@ -112,6 +114,9 @@ func sources(cfg *config.Config) string {
 
 // newLogger logs to standard error at the level and in the format of l.
 func newLogger(l config.Log) *slog.Logger {
+	// go-pfcp writes lines of its own through the standard logger, in no
+	// format of ours; what it would say, upfd logs itself.
+	gopfcp.DisableLogging()
 	opts := &slog.HandlerOptions{Level: l.SlogLevel()}
 	if l.Format == config.FormatJSON {
 		return slog.New(slog.NewJSONHandler(os.Stderr, opts))

@@ -26,6 +26,7 @@ type Received struct {
 	ErrorIndication bool
 	TEID            uint32
 	Peer            netip.Addr
+	Seq             uint16 // an Echo Response's: the request's it answers
 }
 
 // ErrNoSource is the answer to a message toward a peer that no local
@@ -67,12 +68,19 @@ func (e *Endpoints) EndMarker(from Side, to netip.Addr, teid uint32) error {
 }
 
 // Echo sends an Echo Request (TS 29.281 §7.2.1) on the path from side.
+// Only the Echo Response to the latest request to a peer comes out of
+// Received: an unsolicited one, which anyone can send, must not make a
+// failed path look well.
 func (e *Endpoints) Echo(from Side, to netip.Addr) error {
 	s, err := e.toward(from, to)
 	if err != nil {
 		return err
 	}
-	return s.send(to, echoRequest(s.nextSeq()))
+	seq := s.nextSeq()
+	s.mu.Lock()
+	s.echoes[to] = seq
+	s.mu.Unlock()
+	return s.send(to, echoRequest(seq))
 }
 
 // ErrorIndication tells a peer that we have no tunnel for the TEID of a
@@ -116,6 +124,21 @@ type socket struct {
 	local netip.Addr
 	mu    sync.Mutex
 	seq   uint16 // of our messages that carry one: Echo Request, Error Indication
+	// echoes are the sequence numbers of the Echo Requests unanswered, by peer.
+	echoes map[netip.Addr]uint16
+}
+
+// answers says whether an Echo Response from peer answers our latest
+// Echo Request to it, which it then ends.
+func (s *socket) answers(peer netip.Addr, seq uint16) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	want, ok := s.echoes[peer]
+	if ok && want == seq {
+		delete(s.echoes, peer)
+		return true
+	}
+	return false
 }
 
 func bind(local netip.Addr) (*socket, error) {
@@ -123,7 +146,7 @@ func bind(local netip.Addr) (*socket, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gtpu: bind %s: %w", netip.AddrPortFrom(local, Port), err)
 	}
-	return &socket{conn: conn, local: local}, nil
+	return &socket{conn: conn, local: local, echoes: map[netip.Addr]uint16{}}, nil
 }
 
 func (s *socket) nextSeq() uint16 {
@@ -156,6 +179,9 @@ func (s *socket) read(in chan<- Received) {
 			continue
 		}
 		r.From, r.Local = from.Addr().Unmap(), s.local
+		if !r.ErrorIndication && !s.answers(r.From, r.Seq) {
+			continue
+		}
 		select {
 		case in <- r:
 		default:

@@ -60,7 +60,8 @@ func TestParseTakesEchoResponsesAndErrorIndications(t *testing.T) {
 		want Received
 		ok   bool
 	}{
-		{"echo response", []byte{0x32, 2, 0, 6, 0, 0, 0, 0, 0, 1, 0, 0, 14, 0}, Received{}, true},
+		{"echo response", []byte{0x32, 2, 0, 6, 0, 0, 0, 0, 0, 1, 0, 0, 14, 0}, Received{Seq: 1}, true},
+		{"echo response without its sequence number", []byte{0x30, 2, 0, 2, 0, 0, 0, 0, 14, 0}, Received{}, false},
 		{"error indication, IPv4", errInd, Received{ErrorIndication: true, TEID: 0x1234, Peer: gnb}, true},
 		{"error indication, IPv6", errInd6, Received{ErrorIndication: true, TEID: 0x1234, Peer: gnbV6}, true},
 		{"error indication after an extension header", withExt, Received{ErrorIndication: true, TEID: 0x1234, Peer: gnb}, true},
@@ -177,17 +178,28 @@ func TestPrivilegedAnswersComeWithTheAddressTheyCameTo(t *testing.T) {
 		t.Fatal(err)
 	}
 	req, from := readOne(t, atPeer)
-	resp := []byte{0x32, typeEchoResponse, 0, 6, 0, 0, 0, 0, req[8], req[9], 0, 0, 14, 0} // Recovery, as TS 29.281 §7.2.2 keeps it
-	if _, err := atPeer.WriteToUDPAddrPort(resp, from); err != nil {
-		t.Fatal(err)
+	echoResponse := func(seq []byte) []byte {
+		return []byte{0x32, typeEchoResponse, 0, 6, 0, 0, 0, 0, seq[0], seq[1], 0, 0, 14, 0} // Recovery, as TS 29.281 §7.2.2 keeps it
+	}
+	// An Echo Response no request of ours asked for, then the one that
+	// answers ours, then it again: only the answer comes through.
+	for _, seq := range [][]byte{{req[8], req[9] + 1}, req[8:10], req[8:10]} {
+		if _, err := atPeer.WriteToUDPAddrPort(echoResponse(seq), from); err != nil {
+			t.Fatal(err)
+		}
 	}
 	select {
 	case r := <-e.Received():
-		if want := (Received{From: peerUPF, Local: n9}); r != want {
+		if want := (Received{From: peerUPF, Local: n9, Seq: uint16(req[8])<<8 | uint16(req[9])}); r != want {
 			t.Errorf("received %+v, want %+v", r, want)
 		}
 	case <-time.After(2 * time.Second):
 		t.Fatal("the echo response did not come")
+	}
+	select {
+	case r := <-e.Received():
+		t.Errorf("received %+v: an unsolicited Echo Response came through", r)
+	case <-time.After(200 * time.Millisecond):
 	}
 }
 

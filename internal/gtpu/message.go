@@ -53,7 +53,11 @@ func parse(b []byte) (r Received, ok bool) {
 	}
 	b = b[:8+binary.BigEndian.Uint16(b[2:])]
 	switch b[1] {
-	case typeEchoResponse:
+	case typeEchoResponse: // its sequence number is the request's (§5.1): S is set
+		if b[0]&0x02 == 0 || len(b) < 12 {
+			return r, false
+		}
+		r.Seq = binary.BigEndian.Uint16(b[8:])
 		return r, true
 	case typeErrorIndication:
 	default:

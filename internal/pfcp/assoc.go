@@ -1,6 +1,7 @@
 package pfcp
 
 import (
+	"fmt"
 	"log/slog"
 	"net/netip"
 	"time"
@@ -64,9 +65,42 @@ func (s *Server) associationSetup(from netip.AddrPort, m *message.AssociationSet
 	if err != nil {
 		return refuse(session.CauseMandatoryIEIncorrect, "Recovery Time Stamp: "+err.Error())
 	}
+	if why := s.roomForAssociation(node, from.Addr()); why != "" {
+		return refuse(session.CauseNoResources, why)
+	}
 	s.associated(node, from, recovery, cpFeatures(m.CPFunctionFeatures))
 	return message.NewAssociationSetupResponse(seq, s.nodeID(), ie.NewCause(session.CauseAccepted),
 		ie.NewRecoveryTimeStamp(s.cfg.Recovery), upFeatures())
+}
+
+// Associations a peer may hold, per address and in all: an SMF has one
+// Node ID per address or a few; without a bound one allowed address made
+// 5,000 associations by changing its Node ID.
+const (
+	maxAssociationsPerAddress = 8
+	maxAssociations           = 1024
+)
+
+// roomForAssociation says why a new association of node from addr would
+// be one too many, or "". An association that is there already is set up
+// again, not added.
+func (s *Server) roomForAssociation(node string, addr netip.Addr) string {
+	if _, known := s.assocs[node]; known {
+		return ""
+	}
+	if len(s.assocs) >= maxAssociations {
+		return fmt.Sprintf("%d associations: at most %d", len(s.assocs), maxAssociations)
+	}
+	n := 0
+	for _, a := range s.assocs {
+		if a.addr.Addr() == addr {
+			n++
+		}
+	}
+	if n >= maxAssociationsPerAddress {
+		return fmt.Sprintf("%d associations from %v: at most %d an address", n, addr, maxAssociationsPerAddress)
+	}
+	return ""
 }
 
 // associated records an association set up by either side. A peer known

@@ -3,6 +3,7 @@ package pfcp
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -428,5 +429,40 @@ func TestPrivilegedPeerNotAllowed(t *testing.T) {
 				t.Errorf("cause %d, want %d", c, tc.want)
 			}
 		})
+	}
+}
+
+// Floods leave no mark: heartbeats and refusals to peers that are not
+// allowed are answered without being kept, and one address holds a
+// bounded number of associations, however many Node IDs it makes up.
+func TestPrivilegedFloodsAreBounded(t *testing.T) {
+	d := newDirect(t, netip.MustParsePrefix("127.0.0.0/8"))
+	for i := range 1000 {
+		d.send(t, encode(t, message.NewHeartbeatRequest(uint32(i+1), ie.NewRecoveryTimeStamp(smfRecovery), nil)))
+	}
+	if n := len(d.s.cache.index); n != 0 {
+		t.Errorf("%d responses kept after 1,000 heartbeats, want none", n)
+	}
+	for i := range maxAssociationsPerAddress + 1 {
+		node := ie.NewNodeID("", "", fmt.Sprintf("smf-%d.example.org", i))
+		a := decodeAnswer(t, d.send(t, encode(t, message.NewAssociationSetupRequest(d.next(), node, ie.NewRecoveryTimeStamp(smfRecovery)))))
+		want := session.CauseAccepted
+		if i == maxAssociationsPerAddress {
+			want = session.CauseNoResources
+		}
+		if a.cause != want {
+			t.Errorf("association %d from one address: cause %d, want %d", i+1, a.cause, want)
+		}
+	}
+	if n := len(d.s.assocs); n != maxAssociationsPerAddress {
+		t.Errorf("%d associations from one address, want the bound, %d", n, maxAssociationsPerAddress)
+	}
+
+	other := newDirect(t, netip.MustParsePrefix("198.18.4.1/32")) // the test's socket is not allowed there
+	for i := range 100 {
+		other.send(t, encode(t, message.NewAssociationSetupRequest(uint32(i+1), smfNode, ie.NewRecoveryTimeStamp(smfRecovery))))
+	}
+	if n := len(other.s.cache.index); n != 0 {
+		t.Errorf("%d refusals to a peer that is not allowed kept, want none", n)
 	}
 }

@@ -474,6 +474,10 @@ func TestPrivilegedBadInput(t *testing.T) {
 			cause: session.CauseMandatoryIEIncorrect, offending: ie.OuterHeaderCreation},
 		// §7.6.4, §7.6.5: unknown and unexpected messages are silently discarded.
 		{name: "unknown message type", req: heartbeat, patch: func(b []byte) []byte { b[1] = 99; return b }},
+		// §7.2.2.1: node messages carry no SEID, session messages one; a
+		// message whose S flag says otherwise is discarded.
+		{name: "heartbeat with the S flag set", req: heartbeat, patch: func(b []byte) []byte { b[0] |= 0x01; return b }},
+		{name: "deletion with the S flag clear", req: del, patch: func(b []byte) []byte { b[0] &^= 0x01; return b }},
 		{name: "a response where a request belongs", req: func(seq uint32, _ uint64) message.Message {
 			return message.NewHeartbeatResponse(seq, ie.NewRecoveryTimeStamp(smfRecovery))
 		}},
@@ -645,6 +649,9 @@ func TestPrivilegedBadInput(t *testing.T) {
 			cause: session.CauseAccepted},
 		// An IE that may occur once, twice: refused rather than one copy
 		// winning (FORW then DROP would have dropped).
+		{name: "establishment with an empty Node ID", noSession: true,
+			req:   est(func(m *message.SessionEstablishmentRequest) { m.NodeID = ie.New(ie.NodeID, nil) }),
+			cause: session.CauseMandatoryIEIncorrect, offending: ie.NodeID},
 		{name: "two Node IDs", noSession: true,
 			req:   est(func(m *message.SessionEstablishmentRequest) { m.IEs = append(m.IEs, otherNode) }),
 			cause: session.CauseMandatoryIEIncorrect, offending: ie.NodeID},

@@ -221,6 +221,11 @@ func (d *datagram) decode() {
 	}
 }
 
+// sessionMessage: types 50 to 99 are session messages, which carry a SEID
+// (S = 1); node messages carry none (§7.2.2.1). A message that says
+// otherwise is not the message its type names, and is discarded.
+func sessionMessage(t uint8) bool { return t >= 50 && t < 100 }
+
 // handled are the other message types the server reads; go-pfcp is not
 // asked to parse any other, which it would log about on its own.
 var handled = map[uint8]bool{
@@ -394,6 +399,10 @@ func (s *Server) handle(d datagram) {
 	}
 	if h.Flags>>5 != 1 {
 		s.send(d.from, message.NewVersionNotSupportedResponse(h.SequenceNumber))
+		return
+	}
+	if sessionMessage(h.Type) != h.HasSEID() {
+		s.quiet.note(slog.LevelInfo, "pfcp: discarded a message whose S flag does not fit its type", "from", d.from, "type", h.Type)
 		return
 	}
 	s.heardFrom(d.from.Addr())

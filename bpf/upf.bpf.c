@@ -129,12 +129,16 @@ static __always_inline int upf_gtpu_in(struct xdp_md *ctx, struct upf_pkt *p)
 	c.pos = udp + 1;
 
 	ret = gtpu_parse(&c, p, &type);
+	if (ret == -UPF_DROP_GTPU_EXT_UNKNOWN) /* tell the sender what we comprehend (§7.3.2) */
+		event_send_limited(UPF_EV_EXT_HEADER, p, p->ifindex, outer.family, &outer.src);
 	if (ret < 0)
 		return ret;
 	switch (type) {
 	case GTPU_G_PDU:
 		break;
 	case GTPU_ECHO_REQ:
+		if (!rate_ok(UPF_RATE_ECHO))
+			return -UPF_DROP_ECHO_LIMITED;
 		return gtpu_echo_reply(ctx, p, l4_off);
 	case GTPU_ECHO_RESP:
 	case GTPU_ERROR_IND:

@@ -177,12 +177,12 @@ struct {
 	__uint(max_entries, 1);
 } event_scratch SEC(".maps");
 
-/* Per-CPU time of the last event of each rate-limited type. */
+/* Per CPU, for each rate-limited thing (an event type, or UPF_RATE_ECHO): see rate_ok. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, enum upf_event_type);
 	__type(value, __u64);
-	__uint(max_entries, UPF_EV__MAX);
-} event_last SEC(".maps");
+	__uint(max_entries, UPF_RATE_SLOTS);
+} rate_due SEC(".maps");
 
 #endif /* UPF_MAPS_H */

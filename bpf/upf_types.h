@@ -27,31 +27,33 @@
  */
 enum upf_drop {
 	UPF_DROP_NONE = 0,
-	UPF_DROP_TRUNCATED,	 /* a header runs past the end of the frame */
-	UPF_DROP_MALFORMED_IP,	 /* bad version, IHL or a length that lies */
-	UPF_DROP_MALFORMED_GTPU, /* bad version/PT, a length that lies */
-	UPF_DROP_GTPU_EXT,	 /* extension header of length 0 or chain too long */
-	UPF_DROP_GTPU_TYPE,	 /* a GTP-U message type we do not handle */
-	UPF_DROP_UNSUPPORTED,	 /* EtherType or inner protocol we do not carry */
-	UPF_DROP_NOT_LOCAL,	 /* not for a session and not for this host */
-	UPF_DROP_NO_SESSION,	 /* unknown TEID or UE address */
-	UPF_DROP_NO_PDR,	 /* session found, no PDR matched */
-	UPF_DROP_OHR_MISMATCH,	 /* outer header is not what the PDR removes */
-	UPF_DROP_FAR_DROP,	 /* FAR says DROP (or has no action) */
-	UPF_DROP_FAR_MISSING,	 /* PDR names a FAR that is not installed */
-	UPF_DROP_GATE_CLOSED,	 /* QER gate closed for this direction */
-	UPF_DROP_MBR,		 /* QER maximum bit rate exceeded */
-	UPF_DROP_QUOTA,		 /* URR volume quota exhausted */
-	UPF_DROP_TTL_EXPIRED,	 /* TTL or hop limit would reach zero */
-	UPF_DROP_MTU,		 /* too large for the egress MTU */
-	UPF_DROP_NO_ROUTE,	 /* FIB has no usable route */
-	UPF_DROP_NO_NEIGH,	 /* next hop not resolved yet: user space is told */
-	UPF_DROP_UE_TO_LOCAL,	 /* a UE addressed the UPF itself */
-	UPF_DROP_REDIRECT,	 /* egress device is not a UPF interface */
-	UPF_DROP_BUFFERED,	 /* frame handed to user space for buffering */
-	UPF_DROP_EVENT_LOST,	 /* buffer or notify event did not fit the ring */
-	UPF_DROP_ADJUST,	 /* headroom/tailroom adjustment failed */
-	UPF_DROP_DN_TO_HOST,	 /* from N6 to the host where N6 may not reach */
+	UPF_DROP_TRUNCATED,	   /* a header runs past the end of the frame */
+	UPF_DROP_MALFORMED_IP,	   /* bad version, IHL or a length that lies */
+	UPF_DROP_MALFORMED_GTPU,   /* bad version/PT, a length that lies */
+	UPF_DROP_GTPU_EXT,	   /* extension header of length 0 or chain too long */
+	UPF_DROP_GTPU_TYPE,	   /* a GTP-U message type we do not handle */
+	UPF_DROP_UNSUPPORTED,	   /* EtherType or inner protocol we do not carry */
+	UPF_DROP_NOT_LOCAL,	   /* not for a session and not for this host */
+	UPF_DROP_NO_SESSION,	   /* unknown TEID or UE address */
+	UPF_DROP_NO_PDR,	   /* session found, no PDR matched */
+	UPF_DROP_OHR_MISMATCH,	   /* outer header is not what the PDR removes */
+	UPF_DROP_FAR_DROP,	   /* FAR says DROP (or has no action) */
+	UPF_DROP_FAR_MISSING,	   /* PDR names a FAR that is not installed */
+	UPF_DROP_GATE_CLOSED,	   /* QER gate closed for this direction */
+	UPF_DROP_MBR,		   /* QER maximum bit rate exceeded */
+	UPF_DROP_QUOTA,		   /* URR volume quota exhausted */
+	UPF_DROP_TTL_EXPIRED,	   /* TTL or hop limit would reach zero */
+	UPF_DROP_MTU,		   /* too large for the egress MTU */
+	UPF_DROP_NO_ROUTE,	   /* FIB has no usable route */
+	UPF_DROP_NO_NEIGH,	   /* next hop not resolved yet: user space is told */
+	UPF_DROP_UE_TO_LOCAL,	   /* a UE addressed the UPF itself */
+	UPF_DROP_REDIRECT,	   /* egress device is not a UPF interface */
+	UPF_DROP_BUFFERED,	   /* frame handed to user space for buffering */
+	UPF_DROP_EVENT_LOST,	   /* buffer or notify event did not fit the ring */
+	UPF_DROP_ADJUST,	   /* headroom/tailroom adjustment failed */
+	UPF_DROP_DN_TO_HOST,	   /* from N6 to the host where N6 may not reach */
+	UPF_DROP_GTPU_EXT_UNKNOWN, /* an extension header we must comprehend and do not */
+	UPF_DROP_ECHO_LIMITED,	   /* an Echo Request beyond the rate we answer */
 	UPF_DROP__MAX,
 };
 
@@ -129,8 +131,20 @@ enum upf_event_type {
 	UPF_EV_NOTIFY = 3,	 /* FAR NOCP without BUFF: first packet seen */
 	UPF_EV_QUOTA = 4,	 /* URR volume quota exhausted */
 	UPF_EV_NO_NEIGH = 5,	 /* resolve the next hop in peer on ifindex */
+	UPF_EV_EXT_HEADER = 6,	 /* send peer a Supported Extension Headers Notification */
 	UPF_EV__MAX,
 };
+
+/*
+ * Keys of the per-CPU rate limits: the rate-limited events, and Echo
+ * replies. The map has room for more, so a version adding one can still
+ * take over the maps an older one pinned.
+ */
+#define UPF_RATE_ECHO UPF_EV__MAX
+#define UPF_RATE__MAX (UPF_EV__MAX + 1)
+#define UPF_RATE_SLOTS 16
+#define UPF_RATE_BURST 8
+_Static_assert(UPF_RATE__MAX <= UPF_RATE_SLOTS, "more rate limits than UPF_RATE_SLOTS");
 
 /* An IPv4 or IPv6 address; IPv4 in a[0], the rest zero. */
 struct upf_addr {

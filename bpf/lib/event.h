@@ -63,22 +63,38 @@ __cold int event_send_frame(struct xdp_md *ctx, __u16 type, const struct upf_pkt
 }
 
 /*
+ * Whether one more of key may go now: a burst of UPF_RATE_BURST, then one
+ * per interval, per CPU (TS 29.281 §7.3.1 asks it of Error Indications;
+ * Echo replies and the other path events get it too, so that no sender
+ * can make the UPF send as fast as it sends). The state is one time, when
+ * the bucket would be empty (the generic cell rate algorithm).
+ */
+static __always_inline int rate_ok(__u32 key)
+{
+	__u64 now, tat, *due = bpf_map_lookup_elem(&rate_due, &key);
+
+	if (!due)
+		return 0;
+	now = bpf_ktime_get_ns();
+	tat = *due > now ? *due : now;
+	if (tat - now > (UPF_RATE_BURST - 1) * cfg_event_interval_ns)
+		return 0;
+	*due = tat + cfg_event_interval_ns;
+	return 1;
+}
+
+/*
  * Events about the path rather than a session (unknown TEID, unresolved
- * neighbour) go out at most once per interval per CPU and type.
+ * neighbour, an extension header not understood) go out at the rate
+ * rate_ok allows each type.
  */
 __cold void event_send_limited(__u16 type, const struct upf_pkt *p, __u32 ifindex, __u8 family,
 			       const struct upf_addr *peer)
 {
-	__u32 key = type;
-	__u64 now, *last = bpf_map_lookup_elem(&event_last, &key);
 	struct upf_event *ev;
 
-	if (!last || !cfg_event_interval_ns)
+	if (!rate_ok(type))
 		return;
-	now = bpf_ktime_get_ns();
-	if (now - *last < cfg_event_interval_ns)
-		return;
-	*last = now;
 	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
 	if (!ev)
 		return;

@@ -94,6 +94,12 @@ static __always_inline int gtpu_parse(struct cursor *c, struct upf_pkt *p, __u8 
 		elen = (__u32)ext[0] * 4;
 		if (!elen)
 			return -UPF_DROP_GTPU_EXT;
+		/*
+		 * Bit 8 of the type: the receiving endpoint must comprehend it
+		 * (§5.2.1). The PDU Session Container is the one it does.
+		 */
+		if ((next & 0x80) && next != GTPU_EXT_PDU_SESSION)
+			return -UPF_DROP_GTPU_EXT_UNKNOWN;
 		/* QFI is the low 6 bits of octet 2 in UL and DL PDU types alike. */
 		if (next == GTPU_EXT_PDU_SESSION)
 			p->qfi = ext[2] & 0x3f;

@@ -21,33 +21,35 @@ type bpfUpfAddr struct {
 type bpfUpfDrop uint32
 
 const (
-	bpfUpfDropUPF_DROP_NONE           bpfUpfDrop = 0
-	bpfUpfDropUPF_DROP_TRUNCATED      bpfUpfDrop = 1
-	bpfUpfDropUPF_DROP_MALFORMED_IP   bpfUpfDrop = 2
-	bpfUpfDropUPF_DROP_MALFORMED_GTPU bpfUpfDrop = 3
-	bpfUpfDropUPF_DROP_GTPU_EXT       bpfUpfDrop = 4
-	bpfUpfDropUPF_DROP_GTPU_TYPE      bpfUpfDrop = 5
-	bpfUpfDropUPF_DROP_UNSUPPORTED    bpfUpfDrop = 6
-	bpfUpfDropUPF_DROP_NOT_LOCAL      bpfUpfDrop = 7
-	bpfUpfDropUPF_DROP_NO_SESSION     bpfUpfDrop = 8
-	bpfUpfDropUPF_DROP_NO_PDR         bpfUpfDrop = 9
-	bpfUpfDropUPF_DROP_OHR_MISMATCH   bpfUpfDrop = 10
-	bpfUpfDropUPF_DROP_FAR_DROP       bpfUpfDrop = 11
-	bpfUpfDropUPF_DROP_FAR_MISSING    bpfUpfDrop = 12
-	bpfUpfDropUPF_DROP_GATE_CLOSED    bpfUpfDrop = 13
-	bpfUpfDropUPF_DROP_MBR            bpfUpfDrop = 14
-	bpfUpfDropUPF_DROP_QUOTA          bpfUpfDrop = 15
-	bpfUpfDropUPF_DROP_TTL_EXPIRED    bpfUpfDrop = 16
-	bpfUpfDropUPF_DROP_MTU            bpfUpfDrop = 17
-	bpfUpfDropUPF_DROP_NO_ROUTE       bpfUpfDrop = 18
-	bpfUpfDropUPF_DROP_NO_NEIGH       bpfUpfDrop = 19
-	bpfUpfDropUPF_DROP_UE_TO_LOCAL    bpfUpfDrop = 20
-	bpfUpfDropUPF_DROP_REDIRECT       bpfUpfDrop = 21
-	bpfUpfDropUPF_DROP_BUFFERED       bpfUpfDrop = 22
-	bpfUpfDropUPF_DROP_EVENT_LOST     bpfUpfDrop = 23
-	bpfUpfDropUPF_DROP_ADJUST         bpfUpfDrop = 24
-	bpfUpfDropUPF_DROP_DN_TO_HOST     bpfUpfDrop = 25
-	bpfUpfDropUPF_DROP__MAX           bpfUpfDrop = 26
+	bpfUpfDropUPF_DROP_NONE             bpfUpfDrop = 0
+	bpfUpfDropUPF_DROP_TRUNCATED        bpfUpfDrop = 1
+	bpfUpfDropUPF_DROP_MALFORMED_IP     bpfUpfDrop = 2
+	bpfUpfDropUPF_DROP_MALFORMED_GTPU   bpfUpfDrop = 3
+	bpfUpfDropUPF_DROP_GTPU_EXT         bpfUpfDrop = 4
+	bpfUpfDropUPF_DROP_GTPU_TYPE        bpfUpfDrop = 5
+	bpfUpfDropUPF_DROP_UNSUPPORTED      bpfUpfDrop = 6
+	bpfUpfDropUPF_DROP_NOT_LOCAL        bpfUpfDrop = 7
+	bpfUpfDropUPF_DROP_NO_SESSION       bpfUpfDrop = 8
+	bpfUpfDropUPF_DROP_NO_PDR           bpfUpfDrop = 9
+	bpfUpfDropUPF_DROP_OHR_MISMATCH     bpfUpfDrop = 10
+	bpfUpfDropUPF_DROP_FAR_DROP         bpfUpfDrop = 11
+	bpfUpfDropUPF_DROP_FAR_MISSING      bpfUpfDrop = 12
+	bpfUpfDropUPF_DROP_GATE_CLOSED      bpfUpfDrop = 13
+	bpfUpfDropUPF_DROP_MBR              bpfUpfDrop = 14
+	bpfUpfDropUPF_DROP_QUOTA            bpfUpfDrop = 15
+	bpfUpfDropUPF_DROP_TTL_EXPIRED      bpfUpfDrop = 16
+	bpfUpfDropUPF_DROP_MTU              bpfUpfDrop = 17
+	bpfUpfDropUPF_DROP_NO_ROUTE         bpfUpfDrop = 18
+	bpfUpfDropUPF_DROP_NO_NEIGH         bpfUpfDrop = 19
+	bpfUpfDropUPF_DROP_UE_TO_LOCAL      bpfUpfDrop = 20
+	bpfUpfDropUPF_DROP_REDIRECT         bpfUpfDrop = 21
+	bpfUpfDropUPF_DROP_BUFFERED         bpfUpfDrop = 22
+	bpfUpfDropUPF_DROP_EVENT_LOST       bpfUpfDrop = 23
+	bpfUpfDropUPF_DROP_ADJUST           bpfUpfDrop = 24
+	bpfUpfDropUPF_DROP_DN_TO_HOST       bpfUpfDrop = 25
+	bpfUpfDropUPF_DROP_GTPU_EXT_UNKNOWN bpfUpfDrop = 26
+	bpfUpfDropUPF_DROP_ECHO_LIMITED     bpfUpfDrop = 27
+	bpfUpfDropUPF_DROP__MAX             bpfUpfDrop = 28
 )
 
 type bpfUpfEvent struct {
@@ -80,7 +82,8 @@ const (
 	bpfUpfEventTypeUPF_EV_NOTIFY       bpfUpfEventType = 3
 	bpfUpfEventTypeUPF_EV_QUOTA        bpfUpfEventType = 4
 	bpfUpfEventTypeUPF_EV_NO_NEIGH     bpfUpfEventType = 5
-	bpfUpfEventTypeUPF_EV__MAX         bpfUpfEventType = 6
+	bpfUpfEventTypeUPF_EV_EXT_HEADER   bpfUpfEventType = 6
+	bpfUpfEventTypeUPF_EV__MAX         bpfUpfEventType = 7
 )
 
 type bpfUpfFar struct {
@@ -249,7 +252,6 @@ const (
 	bpfMapDlUe4              = "dl_ue4"
 	bpfMapDlUe6              = "dl_ue6"
 	bpfMapDrops              = "drops"
-	bpfMapEventLast          = "event_last"
 	bpfMapEventScratch       = "event_scratch"
 	bpfMapEvents             = "events"
 	bpfMapFars               = "fars"
@@ -258,6 +260,7 @@ const (
 	bpfMapNexthops           = "nexthops"
 	bpfMapPdrPairs           = "pdr_pairs"
 	bpfMapQers               = "qers"
+	bpfMapRateDue            = "rate_due"
 	bpfMapSdfs               = "sdfs"
 	bpfMapTxPorts            = "tx_ports"
 	bpfMapUlTeids            = "ul_teids"
@@ -331,7 +334,6 @@ type bpfMapSpecs struct {
 	DlUe4        *ebpf.MapSpec `ebpf:"dl_ue4"`
 	DlUe6        *ebpf.MapSpec `ebpf:"dl_ue6"`
 	Drops        *ebpf.MapSpec `ebpf:"drops"`
-	EventLast    *ebpf.MapSpec `ebpf:"event_last"`
 	EventScratch *ebpf.MapSpec `ebpf:"event_scratch"`
 	Events       *ebpf.MapSpec `ebpf:"events"`
 	Fars         *ebpf.MapSpec `ebpf:"fars"`
@@ -340,6 +342,7 @@ type bpfMapSpecs struct {
 	Nexthops     *ebpf.MapSpec `ebpf:"nexthops"`
 	PdrPairs     *ebpf.MapSpec `ebpf:"pdr_pairs"`
 	Qers         *ebpf.MapSpec `ebpf:"qers"`
+	RateDue      *ebpf.MapSpec `ebpf:"rate_due"`
 	Sdfs         *ebpf.MapSpec `ebpf:"sdfs"`
 	TxPorts      *ebpf.MapSpec `ebpf:"tx_ports"`
 	UlTeids      *ebpf.MapSpec `ebpf:"ul_teids"`
@@ -385,7 +388,6 @@ type bpfMaps struct {
 	DlUe4        *ebpf.Map `ebpf:"dl_ue4"`
 	DlUe6        *ebpf.Map `ebpf:"dl_ue6"`
 	Drops        *ebpf.Map `ebpf:"drops"`
-	EventLast    *ebpf.Map `ebpf:"event_last"`
 	EventScratch *ebpf.Map `ebpf:"event_scratch"`
 	Events       *ebpf.Map `ebpf:"events"`
 	Fars         *ebpf.Map `ebpf:"fars"`
@@ -394,6 +396,7 @@ type bpfMaps struct {
 	Nexthops     *ebpf.Map `ebpf:"nexthops"`
 	PdrPairs     *ebpf.Map `ebpf:"pdr_pairs"`
 	Qers         *ebpf.Map `ebpf:"qers"`
+	RateDue      *ebpf.Map `ebpf:"rate_due"`
 	Sdfs         *ebpf.Map `ebpf:"sdfs"`
 	TxPorts      *ebpf.Map `ebpf:"tx_ports"`
 	UlTeids      *ebpf.Map `ebpf:"ul_teids"`
@@ -407,7 +410,6 @@ func (m *bpfMaps) Close() error {
 		m.DlUe4,
 		m.DlUe6,
 		m.Drops,
-		m.EventLast,
 		m.EventScratch,
 		m.Events,
 		m.Fars,
@@ -416,6 +418,7 @@ func (m *bpfMaps) Close() error {
 		m.Nexthops,
 		m.PdrPairs,
 		m.Qers,
+		m.RateDue,
 		m.Sdfs,
 		m.TxPorts,
 		m.UlTeids,

@@ -20,7 +20,7 @@ var dropNames = [...]string{
 	"unsupported", "not_local", "no_session", "no_pdr", "ohr_mismatch", "far_drop",
 	"far_missing", "gate_closed", "mbr", "quota", "ttl_expired", "mtu", "no_route",
 	"no_neigh", "ue_to_local", "redirect", "buffered", "event_lost", "adjust",
-	"dn_to_host",
+	"dn_to_host", "gtpu_ext_unknown", "echo_limited",
 }
 
 // String is the reason's name as metrics and logs show it, e.g. "no_pdr".
@@ -33,32 +33,34 @@ func (r DropReason) String() string {
 
 // Drop reasons, from the contract header.
 const (
-	DropTruncated     = DropReason(bpfUpfDropUPF_DROP_TRUNCATED)
-	DropMalformedIP   = DropReason(bpfUpfDropUPF_DROP_MALFORMED_IP)
-	DropMalformedGTPU = DropReason(bpfUpfDropUPF_DROP_MALFORMED_GTPU)
-	DropGTPUExt       = DropReason(bpfUpfDropUPF_DROP_GTPU_EXT)
-	DropGTPUType      = DropReason(bpfUpfDropUPF_DROP_GTPU_TYPE)
-	DropUnsupported   = DropReason(bpfUpfDropUPF_DROP_UNSUPPORTED)
-	DropNotLocal      = DropReason(bpfUpfDropUPF_DROP_NOT_LOCAL)
-	DropNoSession     = DropReason(bpfUpfDropUPF_DROP_NO_SESSION)
-	DropNoPDR         = DropReason(bpfUpfDropUPF_DROP_NO_PDR)
-	DropOHRMismatch   = DropReason(bpfUpfDropUPF_DROP_OHR_MISMATCH)
-	DropFARDrop       = DropReason(bpfUpfDropUPF_DROP_FAR_DROP)
-	DropFARMissing    = DropReason(bpfUpfDropUPF_DROP_FAR_MISSING)
-	DropGateClosed    = DropReason(bpfUpfDropUPF_DROP_GATE_CLOSED)
-	DropMBR           = DropReason(bpfUpfDropUPF_DROP_MBR)
-	DropQuota         = DropReason(bpfUpfDropUPF_DROP_QUOTA)
-	DropTTLExpired    = DropReason(bpfUpfDropUPF_DROP_TTL_EXPIRED)
-	DropMTU           = DropReason(bpfUpfDropUPF_DROP_MTU)
-	DropNoRoute       = DropReason(bpfUpfDropUPF_DROP_NO_ROUTE)
-	DropNoNeigh       = DropReason(bpfUpfDropUPF_DROP_NO_NEIGH)
-	DropUEToLocal     = DropReason(bpfUpfDropUPF_DROP_UE_TO_LOCAL)
-	DropRedirect      = DropReason(bpfUpfDropUPF_DROP_REDIRECT)
-	DropBuffered      = DropReason(bpfUpfDropUPF_DROP_BUFFERED)
-	DropEventLost     = DropReason(bpfUpfDropUPF_DROP_EVENT_LOST)
-	DropAdjust        = DropReason(bpfUpfDropUPF_DROP_ADJUST)
-	DropDNToHost      = DropReason(bpfUpfDropUPF_DROP_DN_TO_HOST)
-	numDropReasons    = int(bpfUpfDropUPF_DROP__MAX)
+	DropTruncated      = DropReason(bpfUpfDropUPF_DROP_TRUNCATED)
+	DropMalformedIP    = DropReason(bpfUpfDropUPF_DROP_MALFORMED_IP)
+	DropMalformedGTPU  = DropReason(bpfUpfDropUPF_DROP_MALFORMED_GTPU)
+	DropGTPUExt        = DropReason(bpfUpfDropUPF_DROP_GTPU_EXT)
+	DropGTPUType       = DropReason(bpfUpfDropUPF_DROP_GTPU_TYPE)
+	DropUnsupported    = DropReason(bpfUpfDropUPF_DROP_UNSUPPORTED)
+	DropNotLocal       = DropReason(bpfUpfDropUPF_DROP_NOT_LOCAL)
+	DropNoSession      = DropReason(bpfUpfDropUPF_DROP_NO_SESSION)
+	DropNoPDR          = DropReason(bpfUpfDropUPF_DROP_NO_PDR)
+	DropOHRMismatch    = DropReason(bpfUpfDropUPF_DROP_OHR_MISMATCH)
+	DropFARDrop        = DropReason(bpfUpfDropUPF_DROP_FAR_DROP)
+	DropFARMissing     = DropReason(bpfUpfDropUPF_DROP_FAR_MISSING)
+	DropGateClosed     = DropReason(bpfUpfDropUPF_DROP_GATE_CLOSED)
+	DropMBR            = DropReason(bpfUpfDropUPF_DROP_MBR)
+	DropQuota          = DropReason(bpfUpfDropUPF_DROP_QUOTA)
+	DropTTLExpired     = DropReason(bpfUpfDropUPF_DROP_TTL_EXPIRED)
+	DropMTU            = DropReason(bpfUpfDropUPF_DROP_MTU)
+	DropNoRoute        = DropReason(bpfUpfDropUPF_DROP_NO_ROUTE)
+	DropNoNeigh        = DropReason(bpfUpfDropUPF_DROP_NO_NEIGH)
+	DropUEToLocal      = DropReason(bpfUpfDropUPF_DROP_UE_TO_LOCAL)
+	DropRedirect       = DropReason(bpfUpfDropUPF_DROP_REDIRECT)
+	DropBuffered       = DropReason(bpfUpfDropUPF_DROP_BUFFERED)
+	DropEventLost      = DropReason(bpfUpfDropUPF_DROP_EVENT_LOST)
+	DropAdjust         = DropReason(bpfUpfDropUPF_DROP_ADJUST)
+	DropDNToHost       = DropReason(bpfUpfDropUPF_DROP_DN_TO_HOST)
+	DropGTPUExtUnknown = DropReason(bpfUpfDropUPF_DROP_GTPU_EXT_UNKNOWN)
+	DropEchoLimited    = DropReason(bpfUpfDropUPF_DROP_ECHO_LIMITED)
+	numDropReasons     = int(bpfUpfDropUPF_DROP__MAX)
 )
 
 // Verdict is an XDP action.

@@ -59,8 +59,9 @@ type Options struct {
 	GTPUAddrs []netip.Addr
 	// MaxSessions sizes the session tables (see Sizes).
 	MaxSessions int
-	// EventInterval spaces unknown-TEID and unresolved-neighbour events per
-	// CPU; 0 means the default of 1 ms, negative disables them.
+	// EventInterval spaces the events about paths (unknown TEID, unresolved
+	// neighbour, an extension header not understood) and the Echo replies
+	// after a burst of 8, per CPU and kind; 0 means the default of 1 ms.
 	EventInterval time.Duration
 	// MBRBurst is how far ahead of its rate a QER may run; 0 means 5 ms.
 	MBRBurst time.Duration
@@ -342,11 +343,8 @@ func setConstants(spec *ebpf.CollectionSpec, opts Options, ifaces map[Role]*net.
 		copy(mac[role][:], dev.HardwareAddr)
 	}
 	interval := opts.EventInterval
-	switch {
-	case interval == 0:
+	if interval <= 0 {
 		interval = time.Millisecond
-	case interval < 0:
-		interval = 0
 	}
 	burst := opts.MBRBurst
 	if burst <= 0 {

@@ -21,6 +21,7 @@ const (
 	EventNotify      = EventType(bpfUpfEventTypeUPF_EV_NOTIFY)       // first packet for a FAR with NOCP
 	EventQuota       = EventType(bpfUpfEventTypeUPF_EV_QUOTA)        // a URR's volume quota is spent
 	EventNoNeigh     = EventType(bpfUpfEventTypeUPF_EV_NO_NEIGH)     // next hop needs resolving
+	EventExtHeader   = EventType(bpfUpfEventTypeUPF_EV_EXT_HEADER)   // a peer sent an extension header we must comprehend and do not
 )
 
 // Event is one record from the datapath.
@@ -33,7 +34,7 @@ type Event struct {
 	ID      uint32     // FAR ID (Buffer, Notify) or URR ID (Quota)
 	TEID    uint32     // the unknown TEID
 	Ifindex int        // ingress device, or the egress device for NoNeigh
-	Peer    netip.Addr // GTP-U sender (UnknownTEID) or next hop (NoNeigh)
+	Peer    netip.Addr // GTP-U sender (UnknownTEID, ExtHeader) or next hop (NoNeigh)
 	Frame   []byte     // the whole frame (Buffer)
 }
 

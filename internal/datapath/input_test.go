@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"net"
 	"net/netip"
+	"runtime"
 	"slices"
 	"strconv"
 	"testing"
@@ -13,9 +14,10 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
+	"golang.org/x/sys/unix"
+
 	"github.com/sluice-upf/sluice/internal/netns"
 	"github.com/sluice-upf/sluice/internal/testenv"
-	"golang.org/x/sys/unix"
 )
 
 // rawGTPU is a frame from the gNB whose UDP payload is exactly gtp: the
@@ -29,6 +31,9 @@ func rawGTPU(gtp []byte) []byte {
 
 // innerBytes is the IP packet of upFlow.
 func innerBytes() []byte { return serialize(upFlow.layers()...) }
+
+// rateBurst is UPF_RATE_BURST, the Echo replies and path events sent at once.
+const rateBurst = 8
 
 // maxGTPUExt is UPF_MAX_GTPU_EXT, the extension headers walked before giving up.
 const maxGTPUExt = 8
@@ -66,6 +71,11 @@ func TestPrivilegedMalformed(t *testing.T) {
 		{name: "extension of length 0", frame: lying(func(b []byte) { b[12] = 0 }), want: Dropped, drop: DropGTPUExt},
 		{name: "extension chain longer than the bound",
 			frame: with(gtpHeader(0x34, len(inner), []byte{0, 0, 0, 0x40}, chain...), inner), want: Dropped, drop: DropGTPUExt},
+		{name: "unknown extension the receiver may skip", frame: with(gtpHeader(0x34, len(inner), []byte{0, 0, 0, 0x40},
+			[]byte{1, 0, 0, 0x85}, []byte{1, 0x10, 9, 0}), inner), want: Redirected, out: decapOut(upFlow)},
+		{name: "unknown extension the receiver must comprehend", frame: with(gtpHeader(0x34, len(inner), []byte{0, 0, 0, 0xc0},
+			[]byte{1, 0, 0, 0}), inner), want: Dropped, drop: DropGTPUExtUnknown,
+			event: &Event{Type: EventExtHeader, Iface: N3, TEID: teidUL, Peer: addrGNB}},
 		{name: "extension runs past the end", frame: with(gtpHeader(0x34, 0, []byte{0, 0, 0, 0x85}), []byte{2, 0x10}),
 			want: Dropped, drop: DropTruncated},
 		{name: "optional fields cut off", frame: with([]byte{0x32, 0xff, 0, 0, 0, 0, 1, 0}, nil), want: Dropped, drop: DropTruncated},
@@ -192,6 +202,39 @@ func TestPrivilegedEcho(t *testing.T) {
 		}
 		return b
 	}
+	// A burst, then one reply per interval per CPU: a flood of requests gets
+	// no flood back.
+	// The ten requests run on one CPU: the thread is held to it.
+	t.Run("requests within the interval", func(t *testing.T) {
+		ns := testenv.UPF(t)
+		d := loadIn(t, ns, Options{EventInterval: time.Hour})
+		before, err := d.Stats()
+		if err != nil {
+			t.Fatal(err)
+		}
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		var was, one unix.CPUSet
+		if err := unix.SchedGetaffinity(0, &was); err != nil {
+			t.Fatal(err)
+		}
+		one.Set(0)
+		if err := unix.SchedSetaffinity(0, &one); err != nil {
+			t.Fatal(err)
+		}
+		sequence(t, d, ns, N3, req(addrGNB, addrN3), 10)
+		if err := unix.SchedSetaffinity(0, &was); err != nil {
+			t.Fatal(err)
+		}
+		after, err := d.Stats()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sent := after.Verdicts[Transmitted] - before.Verdicts[Transmitted]
+		if drops := diffDrops(before, after); sent != rateBurst || len(drops) != 1 || drops[DropEchoLimited] != 10-rateBurst {
+			t.Errorf("%d replies and drops %v, want %d replies and %d %s", sent, drops, rateBurst, 10-rateBurst, DropEchoLimited)
+		}
+	})
 	runFixtures(t, []fixture{
 		{name: "echo request over IPv4", role: N3, frame: req(addrGNB, addrN3), want: Transmitted, out: resp(addrN3, addrGNB)},
 		{name: "echo request over IPv6", role: N3, frame: req(addrGNBv6, addrN3v6), want: Transmitted, out: resp(addrN3v6, addrGNBv6)},

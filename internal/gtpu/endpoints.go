@@ -94,6 +94,17 @@ func (e *Endpoints) ErrorIndication(from Side, to netip.Addr, teid uint32) error
 	return s.send(to, errorIndication(s.nextSeq(), teid, s.local))
 }
 
+// SupportedExtensionHeaders tells a peer which extension headers we
+// comprehend after it sent one whose comprehension is required and that
+// we do not (TS 29.281 §7.3.2).
+func (e *Endpoints) SupportedExtensionHeaders(from Side, to netip.Addr) error {
+	s, err := e.toward(from, to)
+	if err != nil {
+		return err
+	}
+	return s.send(to, supportedExtHeaders(s.nextSeq()))
+}
+
 // Received are the Echo Responses and Error Indications that came, until
 // Close.
 func (e *Endpoints) Received() <-chan Received { return e.in }

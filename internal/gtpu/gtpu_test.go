@@ -92,6 +92,16 @@ func fixLength(b []byte) []byte {
 	return b
 }
 
+// The bytes as tshark 4 reads them: "Supported extension header
+// notification", sequence number 7, one type in the list: PDU Session
+// container (0x85).
+func TestSupportedExtensionHeadersNamesThePDUSessionContainer(t *testing.T) {
+	want := []byte{0x32, 31, 0, 7, 0, 0, 0, 0, 0, 7, 0, 0, 141, 1, 0x85}
+	if got := supportedExtHeaders(7); !bytes.Equal(got, want) {
+		t.Errorf("got % x\nwant % x", got, want)
+	}
+}
+
 func TestOpenRefusesNoAddress(t *testing.T) {
 	if e, err := Open(Addrs{}); err == nil {
 		e.Close()
@@ -149,6 +159,7 @@ func TestPrivilegedMessagesLeaveFromTheirPathsAddress(t *testing.T) {
 		{"end marker to the peer UPF from N9", func() error { return e.EndMarker(Core, peerUPF, 0x900) }, atPeer, n9, typeEndMarker, netip.Addr{}},
 		{"error indication to the gNB from and naming N3", func() error { return e.ErrorIndication(Access, gnb, 0xdead) }, atGNB, n3, typeErrorIndication, n3},
 		{"error indication to the peer UPF from and naming N9", func() error { return e.ErrorIndication(Core, peerUPF, 0xdead) }, atPeer, n9, typeErrorIndication, n9},
+		{"supported extension headers to the gNB from N3", func() error { return e.SupportedExtensionHeaders(Access, gnb) }, atGNB, n3, typeSupportedExtHdr, netip.Addr{}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if err := c.send(); err != nil {

@@ -10,6 +10,7 @@ const (
 	typeEchoRequest     = 1
 	typeEchoResponse    = 2
 	typeErrorIndication = 26
+	typeSupportedExtHdr = 31 // Supported Extension Headers Notification
 	typeEndMarker       = 254
 )
 
@@ -17,7 +18,12 @@ const (
 const (
 	ieTEIDDataI   = 16  // TV, 4 octets
 	iePeerAddress = 133 // TLV, an IPv4 or IPv6 address
+	ieExtHdrTypes = 141 // Extension Header Type List: one octet of length (TS 29.060 §7.7.40)
 )
+
+// extPDUSessionContainer is the one extension header whose comprehension
+// is required that we comprehend (TS 29.281 §5.2.2).
+const extPDUSessionContainer = 0x85
 
 // endMarker is a header with no payload and no sequence number.
 func endMarker(teid uint32) []byte {
@@ -42,6 +48,13 @@ func errorIndication(seq uint16, teid uint32, local netip.Addr) []byte {
 	binary.BigEndian.PutUint32(b[13:], teid)
 	b = append(b, addr...)
 	binary.BigEndian.PutUint16(b[2:], uint16(len(b)-8))
+	return b
+}
+
+// supportedExtHeaders lists the extension headers we comprehend.
+func supportedExtHeaders(seq uint16) []byte {
+	b := []byte{0x32, typeSupportedExtHdr, 0, 7, 0, 0, 0, 0, 0, 0, 0, 0, ieExtHdrTypes, 1, extPDUSessionContainer}
+	binary.BigEndian.PutUint16(b[8:], seq)
 	return b
 }
 

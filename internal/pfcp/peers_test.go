@@ -268,6 +268,7 @@ func TestPrivilegedGTPUMessagesGoFromTheirPathsSide(t *testing.T) {
 	srv.Do(context.Background(), func() {
 		srv.event(datapath.Event{Type: datapath.EventUnknownTEID, Iface: datapath.N3, TEID: 0xdead, Peer: gnb})
 		srv.event(datapath.Event{Type: datapath.EventUnknownTEID, Iface: datapath.N9, TEID: 0xbeef, Peer: peerUPF})
+		srv.event(datapath.Event{Type: datapath.EventExtHeader, Iface: datapath.N3, Peer: gnb})
 	})
 
 	got := map[gtpuCall]bool{}
@@ -281,6 +282,7 @@ func TestPrivilegedGTPUMessagesGoFromTheirPathsSide(t *testing.T) {
 		{"end marker to the old peer UPF tunnel from the core side", gtpuCall{"end marker", gtpu.Core, peerUPF, 0x900}},
 		{"error indication for a G-PDU on N3 from the access side", gtpuCall{"error indication", gtpu.Access, gnb, 0xdead}},
 		{"error indication for a G-PDU on N9 from the core side", gtpuCall{"error indication", gtpu.Core, peerUPF, 0xbeef}},
+		{"supported extension headers to the gNB from the access side", gtpuCall{"extension headers", gtpu.Access, gnb, 0}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if !rec.await(got, c.want, 2*time.Second) {
@@ -320,6 +322,10 @@ func (r *recordingGTPU) EndMarker(from gtpu.Side, to netip.Addr, teid uint32) er
 
 func (r *recordingGTPU) ErrorIndication(from gtpu.Side, to netip.Addr, teid uint32) error {
 	return r.record(gtpuCall{"error indication", from, to, teid})
+}
+
+func (r *recordingGTPU) SupportedExtensionHeaders(from gtpu.Side, to netip.Addr) error {
+	return r.record(gtpuCall{"extension headers", from, to, 0})
 }
 
 func (r *recordingGTPU) Echo(from gtpu.Side, to netip.Addr) error {

@@ -201,6 +201,12 @@ func (s *Server) event(ev datapath.Event) {
 				s.log.Debug("gtpu: send error indication", "to", ev.Peer, "err", err)
 			}
 		}
+	case datapath.EventExtHeader: // rate limited too
+		if s.cfg.GTPU != nil && ev.Peer.IsValid() {
+			if err := s.cfg.GTPU.SupportedExtensionHeaders(sideOfRole(ev.Iface), ev.Peer); err != nil {
+				s.log.Debug("gtpu: send supported extension headers", "to", ev.Peer, "err", err)
+			}
+		}
 	}
 }
 

@@ -90,6 +90,7 @@ type Datapath interface {
 type GTPU interface {
 	EndMarker(from gtpu.Side, to netip.Addr, teid uint32) error
 	ErrorIndication(from gtpu.Side, to netip.Addr, teid uint32) error
+	SupportedExtensionHeaders(from gtpu.Side, to netip.Addr) error
 	Echo(from gtpu.Side, to netip.Addr) error
 	Received() <-chan gtpu.Received
 }

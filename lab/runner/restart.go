@@ -47,7 +47,7 @@ type restartTimes struct {
 }
 
 func (r *runner) restart(ctx context.Context, st scenario.Step) error {
-	rs := st.Restart
+	rs := st.Settings.(*scenario.Restart)
 	m := newMeasurer(r.lab, 0) // the UPF's process changes: no CPU figure
 	var flights []*flight
 	defer func() {

@@ -114,7 +114,7 @@ func subscribersKey(st scenario.Step, direction string, n int) string {
 }
 
 func (r *runner) throughput(ctx context.Context, m *measurer, st scenario.Step, sessions []tgen.Session, path tgen.Path) ([]report.Measurement, error) {
-	t := st.Throughput
+	t := st.Settings.(*scenario.Throughput)
 	var out []report.Measurement
 	for _, dir := range t.Direction.Each() {
 		meas, err := m.run(ctx, newLoad(dir, t.Size, t.Rate, t.Duration, sessions, r.s.Sessions.Flows, path))
@@ -131,7 +131,7 @@ func (r *runner) throughput(ctx context.Context, m *measurer, st scenario.Step, 
 // the tolerance (RFC 2544 §26.1): a first trial at the top rate, then a
 // binary search between the best passing and the least failing rate.
 func (r *runner) ndr(ctx context.Context, m *measurer, st scenario.Step, sessions []tgen.Session, path tgen.Path) ([]report.Search, error) {
-	n := st.NDR
+	n := st.Settings.(*scenario.NDR)
 	var out []report.Search
 	for _, dir := range n.Direction.Each() {
 		l := newLoad(dir, n.Size, n.MaxRate, n.Trial, sessions, r.s.Sessions.Flows, path)
@@ -197,7 +197,7 @@ func passText(ok bool) string {
 // subscribers runs the subscriber model at each count: both directions at
 // once, every flow of every subscriber at its own packet length and rate.
 func (r *runner) subscribers(ctx context.Context, m *measurer, st scenario.Step, sessions []tgen.Session, path tgen.Path) ([]report.SubscriberLoad, error) {
-	sub := st.Subscribers
+	sub := st.Settings.(*scenario.Subscribers)
 	var out []report.SubscriberLoad
 	for _, n := range sub.Counts {
 		if n > len(sessions) {
@@ -240,7 +240,7 @@ func subscriberLoad(dir scenario.Direction, flows []scenario.Flow, n int, d time
 
 // ping measures round trips through the first session.
 func (r *runner) ping(ctx context.Context, st scenario.Step) error {
-	p := st.Ping
+	p := st.Settings.(*scenario.Ping)
 	x := r.sessions[0]
 	o := probe.PingOptions{Namespace: r.lab.GNB, UE: x.UE, TEIDUplink: x.UplinkTEID, TEIDDownlink: x.DownlinkTEID,
 		QFI: x.QFI, Count: p.Count, Interval: p.Interval, Sizes: p.Sizes}
@@ -269,7 +269,7 @@ func (r *runner) ping(ctx context.Context, st scenario.Step) error {
 // and reports the goodput that arrived.
 func (r *runner) cbr(ctx context.Context, m *measurer, st scenario.Step) error {
 	t := Traffic{Direction: scenario.Uplink, Sessions: r.sessions, Flows: r.s.Sessions.Flows}
-	points, err := cbrSweep(ctx, m, t, tgen.UPF, *st.CBR, func(pt report.CBR) {
+	points, err := cbrSweep(ctx, m, t, tgen.UPF, *st.Settings.(*scenario.CBR), func(pt report.CBR) {
 		r.progress("  %d B: %.0f pps, %.1f Mbit/s, loss %.3f%%", pt.Size, pt.PPS, pt.Mbps, pt.LossPct)
 	})
 	if err != nil {
@@ -281,7 +281,7 @@ func (r *runner) cbr(ctx context.Context, m *measurer, st scenario.Step) error {
 
 // churn deletes and establishes sessions at a rate, beside the others.
 func (r *runner) churn(ctx context.Context, st scenario.Step) error {
-	c := st.Churn
+	c := st.Settings.(*scenario.Churn)
 	res, err := r.smf.Churn(ctx, smf.Churn{PerSecond: c.PerSecond, Duration: c.Duration, SwitchTo: topo.GNB2N3})
 	if err != nil {
 		return err

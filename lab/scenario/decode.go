@@ -324,60 +324,8 @@ func (d *decoder) step(n *yaml.Node, path string) (*Step, error) {
 	fields := append([]field{
 		{"kind", func(*yaml.Node, string) error { return nil }},
 		{"name", value(d, &st.Name, "a name such as \"uplink 64 B\"", parseText)},
-	}, d.stepFields(st)...)
+	}, st.Settings.fields(d)...)
 	return st, d.mapping(n, path, "a "+kind+" step", fields, stepKeyOwners(kind))
-}
-
-// stepFields are the keys of st's kind, reading into st.
-func (d *decoder) stepFields(st *Step) []field {
-	switch st.Kind {
-	case KindThroughput:
-		t := st.Throughput
-		return append(d.trafficFields(&t.Direction, &t.Size),
-			field{"rate", value(d, &t.Rate, "a rate such as 1Mpps or max", parseRateAs("max"))},
-			field{"duration", value(d, &t.Duration, "a duration such as 5s", parseDuration)},
-		)
-	case KindNDR:
-		r := st.NDR
-		return append(d.trafficFields(&r.Direction, &r.Size), []field{
-			{"loss_tolerance", value(d, &r.LossTolerance, "a percentage such as 0% or 0.5%", parsePercent)},
-			{"resolution", value(d, &r.Resolution, "a rate such as 10kpps", parseFixedRate)},
-			{"max_iterations", value(d, &r.MaxIterations, "a number such as 10", parseCount(countRange{1, 64}))},
-			{"trial", value(d, &r.Trial, "a duration such as 2s", parseDuration)},
-			{"max_rate", value(d, &r.MaxRate, "a rate such as 2Mpps or max", parseRateAs("max"))},
-		}...)
-	case KindPing:
-		p := st.Ping
-		return []field{
-			{"sizes", values(d, &p.Sizes, "64, 1400", parsePayload)},
-			{"count", value(d, &p.Count, "a number such as 100", parseCount(countRange{1, 1_000_000}))},
-			{"interval", value(d, &p.Interval, "a duration such as 10ms, or 0", parseInterval)},
-		}
-	case KindCBR:
-		c := st.CBR
-		return []field{
-			{"sizes", values(d, &c.Sizes, "64, 1400", parsePayload)},
-			{"rate", value(d, &c.Rate, "a rate such as 100kpps or flood", parseRateAs("flood"))},
-			{"duration", value(d, &c.Duration, "a duration such as 2s", parseDuration)},
-		}
-	case KindSubscribers:
-		s := st.Subscribers
-		return []field{
-			{"counts", values(d, &s.Counts, "100, 500, 1000, 2000", parseCount(countRange{1, MaxSessions}))},
-			{"duration", value(d, &s.Duration, "a duration such as 10s", parseDuration)},
-			{"uplink", func(n *yaml.Node, path string) error { return d.flows(n, path, &s.Uplink) }},
-			{"downlink", func(n *yaml.Node, path string) error { return d.flows(n, path, &s.Downlink) }},
-		}
-	case KindChurn:
-		c := st.Churn
-		return []field{
-			{"per_second", value(d, &c.PerSecond, "a number such as 100", parseCount(countRange{1, MaxSessions}))},
-			{"duration", value(d, &c.Duration, "a duration such as 10s", parseDuration)},
-		}
-	case KindRestart:
-		return d.restartFields(st.Restart)
-	}
-	return nil
 }
 
 // trafficFields are the keys of the steps that send the generator's
@@ -397,33 +345,13 @@ func stepKeyOwners(kind string) map[string]string {
 		if other == kind {
 			continue
 		}
-		for _, f := range (&decoder{}).stepFields(newStep(other)) {
+		for _, f := range newStep(other).Settings.fields(&decoder{}) {
 			if _, taken := owners[f.key]; !taken {
 				owners[f.key] = other + " steps"
 			}
 		}
 	}
 	return owners
-}
-
-func (d *decoder) flows(n *yaml.Node, path string, dst *[]Flow) error {
-	list := []Flow{}
-	err := d.each(n, path, "a list of flows such as [{protocol: udp, rate: 567.2kbps, pps: 175}]",
-		func(item *yaml.Node, sub string) error {
-			f := Flow{Protocol: "udp"}
-			err := d.mapping(item, sub, "a flow", []field{
-				{"protocol", value(d, &f.Protocol, "tcp or udp", oneOf("a protocol", "tcp", "udp"))},
-				{"rate", value(d, &f.Rate, "a bit rate such as 567.2kbps", parseBitRate)},
-				{"pps", value(d, &f.PPS, "packets per second such as 175", parsePPS)},
-			}, nil)
-			list = append(list, f)
-			return err
-		})
-	if err == nil && len(list) == 0 {
-		return d.fail(n.Line, path, "no flows; give at least one, or leave %s out for seed 003's", path[strings.LastIndex(path, ".")+1:])
-	}
-	*dst = list
-	return err
 }
 
 func parseProfile(s string) (smf.Profile, error) {

@@ -10,6 +10,9 @@ import (
 	"github.com/sluice-upf/sluice/internal/yamlfile"
 )
 
+// KindRestart is the UPF restarted under steady traffic.
+const KindRestart = "restart"
+
 // Restart sends steady traffic and restarts the UPF under test in the
 // middle of it: SIGTERM, wait for the exit, start it again, wait until N4
 // answers. What the sink misses is what the restart cost.
@@ -23,43 +26,12 @@ type Restart struct {
 	At        time.Duration // SIGTERM this far into the traffic
 }
 
-func defaultRestart() *Restart {
+func defaultRestart() Settings {
 	return &Restart{Direction: Both, Size: Size{Bytes: 1400}, Rate: Rate{PPS: 100_000},
 		Duration: 6 * time.Second, At: 2 * time.Second}
 }
 
-func (r *Restart) setup() string {
-	return fmt.Sprintf("%s, %s, %s each way for %s, restart at %s",
-		r.directionText(), bytesText(r.Size.String()), r.Rate, r.Duration, r.At)
-}
-
-func (r *Restart) derivedName() string {
-	return fmt.Sprintf("restart %s %s %s", r.Direction, bytesText(r.Size.String()), r.Rate)
-}
-
-func (r *Restart) directionText() string {
-	if r.Direction == Both {
-		return "both at once"
-	}
-	return string(r.Direction)
-}
-
-// Restarts says whether a step restarts the UPF under test: the lab then
-// runs upfd pinned for the whole scenario.
-func (s *Scenario) Restarts() bool {
-	return s.firstRestart() >= 0
-}
-
-func (s *Scenario) firstRestart() int {
-	for i, st := range s.Steps {
-		if st.Kind == KindRestart {
-			return i
-		}
-	}
-	return -1
-}
-
-func (d *decoder) restartFields(r *Restart) []field {
+func (r *Restart) fields(d *decoder) []field {
 	return append(d.trafficFields(&r.Direction, &r.Size),
 		field{"rate", value(d, &r.Rate, "a rate such as 100kpps", parseSteadyRate)},
 		field{"duration", value(d, &r.Duration, "a duration such as 6s", parseDuration)},
@@ -77,8 +49,8 @@ func parseSteadyRate(s string) (Rate, error) {
 	return parseFixedRate(s)
 }
 
-// restartTiming checks that the restart falls within the traffic.
-func (v *validator) restartTiming(path string, r *Restart) {
+// validate checks that the restart falls within the traffic.
+func (r *Restart) validate(v *validator, path string, _ *Scenario) {
 	if r.At < r.Duration {
 		return
 	}
@@ -90,6 +62,41 @@ func (v *validator) restartTiming(path string, r *Restart) {
 	}
 	v.add(v.where(duration, path), "%s ends the traffic before the restart, at %s (at's default); make it longer, or set at: below it",
 		r.Duration, r.At)
+}
+
+func (r *Restart) setup() string {
+	return fmt.Sprintf("%s, %s, %s each way for %s, restart at %s",
+		r.directionText(), bytesText(r.Size.String()), r.Rate, r.Duration, r.At)
+}
+
+func (r *Restart) derivedName() string {
+	return fmt.Sprintf("restart %s %s %s", r.Direction, bytesText(r.Size.String()), r.Rate)
+}
+
+func (r *Restart) estimate() time.Duration { return r.Duration } // both directions at once
+
+func (*Restart) needs() Needs { return Needs{Restart: true} }
+
+func (r *Restart) directionText() string {
+	if r.Direction == Both {
+		return "both at once"
+	}
+	return string(r.Direction)
+}
+
+// Restarts says whether a step restarts the UPF under test: the lab then
+// runs upfd pinned for the whole scenario.
+func (s *Scenario) Restarts() bool {
+	return s.firstRestart() >= 0
+}
+
+func (s *Scenario) firstRestart() int {
+	for i, st := range s.Steps {
+		if st.needs().Restart {
+			return i
+		}
+	}
+	return -1
 }
 
 // restarts checks what restart steps need of the UPF under test: a

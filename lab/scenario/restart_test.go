@@ -28,8 +28,8 @@ func TestRestartScenario(t *testing.T) {
 		t.Errorf("restart.yaml runs %s with %d sessions, reference %v; want upfd, 1000, no reference", s.UPF.Kind, s.Sessions.Count, s.MeasuresReference())
 	}
 	for _, st := range s.Steps {
-		r := st.Restart
-		if st.Kind != KindRestart || r.Direction != Both || r.Rate.Max || r.At >= r.Duration {
+		r, ok := st.Settings.(*Restart)
+		if !ok || r.Direction != Both || r.Rate.Max || r.At >= r.Duration {
 			t.Errorf("%s: %s step %+v; want a restart both ways at a steady rate, within the traffic", st.Name, st.Kind, r)
 		}
 	}
@@ -41,7 +41,7 @@ func TestRestartScenario(t *testing.T) {
 func TestRestartStepDefaults(t *testing.T) {
 	s := mustParse(t, "steps:\n  - kind: restart\n  - {kind: restart, direction: uplink, size: 64, rate: 1Gbps, duration: 3s, at: 1s}\n")
 	want := Restart{Direction: Both, Size: Size{Bytes: 1400}, Rate: Rate{PPS: 100_000}, Duration: 6 * time.Second, At: 2 * time.Second}
-	if got := *s.Steps[0].Restart; got != want {
+	if got := *s.Steps[0].Settings.(*Restart); got != want {
 		t.Errorf("defaults %+v; want %+v", got, want)
 	}
 	for i, want := range []struct{ name, setup string }{

@@ -17,7 +17,6 @@ package scenario
 import (
 	_ "embed"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -152,17 +151,12 @@ func Parse(name string, data []byte) (*Scenario, error) {
 	return s, nil
 }
 
-// sessionsNeeded is the most sessions a step needs: its largest
-// subscriber count, or the sessions it churns each second.
+// sessionsNeeded is the most sessions a step needs (Needs.Sessions): its
+// largest subscriber count, or the sessions it churns each second.
 func (s *Scenario) sessionsNeeded() int {
 	most := 0
 	for _, st := range s.Steps {
-		switch st.Kind {
-		case KindSubscribers:
-			most = max(most, slices.Max(st.Subscribers.Counts))
-		case KindChurn:
-			most = max(most, st.Churn.PerSecond)
-		}
+		most = max(most, st.needs().Sessions)
 	}
 	return most
 }

@@ -126,16 +126,16 @@ func TestParseExample(t *testing.T) {
 		Reference: true,
 		Sessions:  Sessions{Count: 2000, Profile: "open5gs", Flows: 4},
 		Steps: []Step{
-			{Kind: KindThroughput, Name: "uplink 1400 B", Throughput: &Throughput{
+			{Kind: KindThroughput, Name: "uplink 1400 B", Settings: &Throughput{
 				Direction: Uplink, Size: Size{Bytes: 1400}, Rate: Rate{Max: true}, Duration: 10 * time.Second}},
-			{Kind: KindNDR, Name: "pdr 64 B", NDR: &NDR{Direction: Both, Size: Size{Bytes: 64}, LossTolerance: 0.5,
+			{Kind: KindNDR, Name: "pdr 64 B", Settings: &NDR{Direction: Both, Size: Size{Bytes: 64}, LossTolerance: 0.5,
 				Resolution: Rate{PPS: 5000}, MaxIterations: 12, Trial: 2 * time.Second, MaxRate: Rate{PPS: 3e6}}},
-			{Kind: KindPing, Name: "ping 16-1400 B", Ping: &Ping{Sizes: []int{16, 64, 256, 512, 1024, 1400}, Count: 1000}},
-			{Kind: KindCBR, Name: "cbr 64-1400 B max", CBR: &CBR{Sizes: []int{64, 256, 512, 1024, 1400},
+			{Kind: KindPing, Name: "ping 16-1400 B", Settings: &Ping{Sizes: []int{16, 64, 256, 512, 1024, 1400}, Count: 1000}},
+			{Kind: KindCBR, Name: "cbr 64-1400 B max", Settings: &CBR{Sizes: []int{64, 256, 512, 1024, 1400},
 				Rate: Rate{Max: true}, Duration: 2 * time.Second}},
-			{Kind: KindSubscribers, Name: "subscribers 100-2000", Subscribers: &Subscribers{
+			{Kind: KindSubscribers, Name: "subscribers 100-2000", Settings: &Subscribers{
 				Counts: []int{100, 500, 1000, 2000}, Duration: 30 * time.Second, Uplink: SeedUplink, Downlink: SeedDownlink}},
-			{Kind: KindChurn, Name: "churn 200/s", Churn: &Churn{PerSecond: 200, Duration: 10 * time.Second}},
+			{Kind: KindChurn, Name: "churn 200/s", Settings: &Churn{PerSecond: 200, Duration: 10 * time.Second}},
 		},
 		Outputs: Outputs{Directory: "results/{name}-{time}", Formats: []string{"json", "csv", "md", "png"}},
 	}
@@ -144,8 +144,7 @@ func TestParseExample(t *testing.T) {
 		t.Errorf("got  %+v\nwant %+v", s, want)
 		for i := range min(len(s.Steps), len(want.Steps)) {
 			if !reflect.DeepEqual(s.Steps[i], want.Steps[i]) {
-				t.Errorf("steps[%d]: got %+v %+v %+v %+v %+v %+v", i, s.Steps[i].Throughput, s.Steps[i].NDR,
-					s.Steps[i].Ping, s.Steps[i].CBR, s.Steps[i].Subscribers, s.Steps[i].Churn)
+				t.Errorf("steps[%d]: got %+v", i, s.Steps[i].Settings)
 			}
 		}
 	}
@@ -232,11 +231,11 @@ func TestDefault(t *testing.T) {
 	var sizes []Size
 	for _, st := range s.Steps {
 		kinds = append(kinds, st.Kind)
-		if st.Kind == KindThroughput {
-			if st.Throughput.Direction != Both || !st.Throughput.Rate.Max {
+		if th, ok := st.Settings.(*Throughput); ok {
+			if th.Direction != Both || !th.Rate.Max {
 				t.Errorf("%s: want both directions, flat out", st.Name)
 			}
-			sizes = append(sizes, st.Throughput.Size)
+			sizes = append(sizes, th.Size)
 		}
 	}
 	if !slices.Equal(kinds, []string{KindThroughput, KindThroughput, KindNDR, KindPing}) ||
@@ -264,7 +263,7 @@ func TestDefaultsOfAbsentKeys(t *testing.T) {
 	if want := []string{"throughput both 1400 B max", "ping 64-1400 B", "subscribers 100-2000"}; !slices.Equal(names, want) {
 		t.Errorf("derived names %q; want %q", names, want)
 	}
-	if sub := s.Steps[2].Subscribers; !reflect.DeepEqual(sub.Uplink, SeedUplink) || !reflect.DeepEqual(sub.Counts, []int{100, 500, 1000, 2000}) {
+	if sub := s.Steps[2].Settings.(*Subscribers); !reflect.DeepEqual(sub.Uplink, SeedUplink) || !reflect.DeepEqual(sub.Counts, []int{100, 500, 1000, 2000}) {
 		t.Errorf("subscribers defaults %+v; want seed 003's model", sub)
 	}
 	if s, err := Parse("smoke-test.yaml", []byte("steps: [{kind: churn}]")); err != nil || s.Name != "smoke-test" {

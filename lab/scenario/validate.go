@@ -177,13 +177,13 @@ func (v *validator) steps(s *Scenario) {
 	named := map[string]string{} // step name to the path of the step that has it
 	for i, st := range s.Steps {
 		path := yamlfile.ItemPath("steps", i)
-		if !st.complete() {
+		if st.Settings == nil {
 			// Only a Step built in code can get here; Parse makes whole ones.
 			v.add(path, "a %s step without its settings: the field of its kind is nil", yamlfile.Quote(st.Kind))
 			continue
 		}
 		v.stepName(path, st.Name, named)
-		v.step(path, st, s.Sessions.Count)
+		st.Settings.validate(v, path, s)
 	}
 }
 
@@ -197,80 +197,12 @@ func (v *validator) stepName(path, name string, named map[string]string) {
 	named[name] = path
 }
 
-func (v *validator) step(path string, st Step, sessions int) {
-	switch st.Kind {
-	case KindNDR:
-		v.ndr(path, st.NDR)
-	case KindPing:
-		v.distinct(yamlfile.KeyPath(path, "sizes"), st.Ping.Sizes)
-	case KindCBR:
-		v.distinct(yamlfile.KeyPath(path, "sizes"), st.CBR.Sizes)
-	case KindSubscribers:
-		v.subscribers(path, st.Subscribers, sessions)
-	case KindChurn:
-		if st.Churn.PerSecond > sessions {
-			v.add(yamlfile.KeyPath(path, "per_second"), "%d is more than the %d sessions%s; churn re-establishes sessions that exist",
-				st.Churn.PerSecond, sessions, v.onLine("sessions.count"))
-		}
-	case KindRestart:
-		v.restartTiming(path, st.Restart)
-	}
-}
-
-// ndr checks that the search has room: a resolution finer than where it
-// starts. Rates in different units are compared by the run, which knows
-// the frame size.
-func (v *validator) ndr(path string, n *NDR) {
-	res, top := n.Resolution, n.MaxRate
-	if !top.Max && (res.PPS > 0) == (top.PPS > 0) && res.PPS+res.BPS >= top.PPS+top.BPS {
-		v.add(v.where(yamlfile.KeyPath(path, "resolution"), yamlfile.KeyPath(path, "max_rate")),
-			"%s is not finer than max_rate, %s; the search would stop at once: lower it", res, top)
-	}
-}
-
 // distinct refuses a size listed twice: the plots would draw it twice.
 func (v *validator) distinct(path string, list []int) {
 	for i, n := range list {
 		if j := slices.Index(list, n); j < i {
 			v.add(yamlfile.ItemPath(path, i), "%d is listed already as %s; list each once", n, yamlfile.ItemPath(path, j))
 		}
-	}
-}
-
-func (v *validator) subscribers(path string, s *Subscribers, sessions int) {
-	counts := yamlfile.KeyPath(path, "counts")
-	v.distinct(counts, s.Counts)
-	for i, n := range s.Counts {
-		if n > sessions {
-			v.add(yamlfile.ItemPath(counts, i), "%d subscribers are more than the %d sessions%s; each subscriber has one session, so raise sessions.count",
-				n, sessions, v.onLine("sessions.count"))
-		}
-	}
-	v.flows(yamlfile.KeyPath(path, "uplink"), s.Uplink)
-	v.flows(yamlfile.KeyPath(path, "downlink"), s.Downlink)
-}
-
-// flows checks that each flow has both rates and that their ratio, the
-// packet length, fits the generator's stamp and the MTU.
-func (v *validator) flows(path string, list []Flow) {
-	for i, f := range list {
-		at := yamlfile.ItemPath(path, i)
-		switch {
-		case f.Rate.BPS <= 0:
-			v.add(at, "the flow has no rate; add rate: with its bit rate, e.g. 567.2kbps")
-		case f.PPS <= 0:
-			v.add(at, "the flow has no pps; add pps: with its packets per second, e.g. 175")
-		default:
-			v.flowPacket(at, f)
-		}
-	}
-}
-
-func (v *validator) flowPacket(path string, f Flow) {
-	least, most := headerBytes[f.Protocol]+MinPayload, headerBytes["udp"]+MaxPayload
-	if n := f.PacketBytes(); n < least || n > most {
-		v.add(path, "%s at %s pps makes %d-byte packets; want %d to %d bytes: change rate or pps",
-			f.Rate, formatFloat(f.PPS), n, least, most)
 	}
 }
 

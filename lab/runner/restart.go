@@ -46,7 +46,10 @@ type restartTimes struct {
 	away []uint64
 }
 
-func (r *runner) restart(ctx context.Context, st scenario.Step) error {
+// restartKind restarts the UPF under test under steady traffic, once.
+type restartKind struct{}
+
+func (restartKind) run(ctx context.Context, r *runner, st scenario.Step) error {
 	rs := st.Settings.(*scenario.Restart)
 	m := newMeasurer(r.lab, 0) // the UPF's process changes: no CPU figure
 	var flights []*flight

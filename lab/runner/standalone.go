@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"time"
 
 	"github.com/sluice-upf/sluice/lab/report"
 	"github.com/sluice-upf/sluice/lab/scenario"
@@ -52,28 +51,6 @@ func (t Traffic) FrameOverhead(path tgen.Path) (tx, rx int) {
 // size's result as it comes.
 func CBR(ctx context.Context, lab topo.Lab, t Traffic, path tgen.Path, c scenario.CBR, each func(report.CBR)) ([]report.CBR, error) {
 	return cbrSweep(ctx, newMeasurer(lab, 0), t, path, c, each)
-}
-
-// cbrSweep sends t at c's rate for c's time at each of c's sizes, and
-// gives the goodput that arrived, size by size (also to each).
-func cbrSweep(ctx context.Context, m *measurer, t Traffic, path tgen.Path, c scenario.CBR, each func(report.CBR)) ([]report.CBR, error) {
-	cpus := m.cpus
-	var points []report.CBR
-	for _, size := range c.Sizes {
-		if ctx.Err() != nil {
-			break
-		}
-		l := newLoad(t.Direction, scenario.Size{Bytes: size}, c.Rate, c.Duration, t.Sessions, t.Flows, path)
-		m.cpus = Workers(cpus, l.pps, len(t.Sessions)*max(t.Flows, 1))
-		meas, err := m.run(ctx, l)
-		if err != nil {
-			return points, err
-		}
-		pt := report.NewCBR(size, l.pps/1e3, time.Duration(meas.Seconds*float64(time.Second)), meas.TxPackets, meas.RxPackets)
-		each(pt)
-		points = append(points, pt)
-	}
-	return points, nil
 }
 
 // pacedWorkerPPS is the rate one generator worker keeps up on the lab's

@@ -40,53 +40,6 @@ func (r *Run) step(h Header) *Step {
 	return &r.Steps[len(r.Steps)-1]
 }
 
-// AddThroughput adds measurements, one per direction, to the step h.
-func (r *Run) AddThroughput(h Header, ms ...Measurement) {
-	s := r.step(h)
-	for _, m := range ms {
-		m.RatioToReference = packetRatio(m, m.Reference)
-		s.Throughput = append(s.Throughput, m)
-	}
-}
-
-// AddNDR adds searches, one per direction, to the step h.
-func (r *Run) AddNDR(h Header, searches ...Search) {
-	s := r.step(h)
-	for _, search := range searches {
-		if ref := search.Reference; ref != nil && ref.Found {
-			search.RatioToReference = packetRatio(search.Result, &ref.Result)
-		}
-		s.NDR = append(s.NDR, search)
-	}
-}
-
-// AddPing adds the round trips of some sizes to the step h.
-func (r *Run) AddPing(h Header, pings ...Ping) {
-	s := r.step(h)
-	s.Ping = append(s.Ping, pings...)
-}
-
-// AddCBR adds the goodput of some sizes to the step h.
-func (r *Run) AddCBR(h Header, points ...CBR) {
-	s := r.step(h)
-	s.CBR = append(s.CBR, points...)
-}
-
-// AddSubscribers adds the model's results at some counts to the step h.
-func (r *Run) AddSubscribers(h Header, loads ...SubscriberLoad) {
-	s := r.step(h)
-	for _, l := range loads {
-		l.Uplink.RatioToReference = packetRatio(l.Uplink, l.Uplink.Reference)
-		l.Downlink.RatioToReference = packetRatio(l.Downlink, l.Downlink.Reference)
-		s.Subscribers = append(s.Subscribers, l)
-	}
-}
-
-// AddChurn sets the result of the churn step h.
-func (r *Run) AddChurn(h Header, c Churn) {
-	r.step(h).Churn = &c
-}
-
 // AddError records that the step h failed, and why; the run goes on.
 func (r *Run) AddError(h Header, err error) {
 	r.step(h).Error = err.Error()

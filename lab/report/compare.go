@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -62,11 +61,6 @@ type compared struct {
 	step  *Step
 }
 
-// hasResults says whether a step has results of its kind to compare.
-func (s *Step) hasResults() bool {
-	return s.Error == "" && (len(s.Throughput)+len(s.NDR)+len(s.Ping)+len(s.CBR)+len(s.Subscribers) > 0 || s.Churn != nil || s.Restart != nil)
-}
-
 // matching finds in each run the step of h's name and kind that has
 // results.
 func matching(runs []Compared, h Header) []compared {
@@ -116,19 +110,6 @@ func over(v, first float64, ok bool) *float64 {
 	return &r
 }
 
-func compareThroughput(b *strings.Builder, rows []compared, ratio string) {
-	t := &table{header: throughputHeader([]string{"#", "UPF / Date"}, ratio)}
-	first := rows[0].step.Throughput
-	addRows(t, rows, func(s *Step) []string {
-		return throughputCells(s.Throughput, func(m Measurement) *float64 {
-			f := byDirection(first, m.Direction)
-			return over(m.RxKpps, rxKpps(f), f != nil)
-		})
-	})
-	t.write(b)
-	fmt.Fprintf(b, "1. %s\n\n", cpuNote)
-}
-
 // addRows adds a row per run: label, UPF / date and cells of its step, or
 // that it has no such step. The first run always has it.
 func addRows(t *table, rows []compared, cells func(s *Step) []string) {
@@ -139,37 +120,6 @@ func addRows(t *table, rows []compared, cells func(s *Step) []string) {
 		}
 		t.add(append([]string{r.label, upfDate(r.run)}, cells(r.step)...)...)
 	}
-}
-
-func rxKpps(m *Measurement) float64 {
-	if m == nil {
-		return 0
-	}
-	return m.RxKpps
-}
-
-func compareNDR(b *strings.Builder, rows []compared, ratio string) {
-	t := &table{header: []string{"#", "UPF / Date", "UpLink NDR<br>Gbps", "<br>Kpps", "<br>" + ratio,
-		"DownLink NDR<br>Gbps", "<br>Kpps", "<br>" + ratio}}
-	first := byKey(rows[0].step.NDR, func(x Search) (string, float64, bool) { return x.Direction, x.Result.RxKpps, x.Found })
-	addRows(t, rows, func(s *Step) []string {
-		return append(ndrCells(s.NDR, "uplink", first), ndrCells(s.NDR, "downlink", first)...)
-	})
-	t.write(b)
-}
-
-// ndrCells are one direction's NDR in Gbps and Kpps (Rx) and its ratio.
-func ndrCells(searches []Search, direction string, first map[string]float64) []string {
-	i := slices.IndexFunc(searches, func(s Search) bool { return s.Direction == direction })
-	switch {
-	case i < 0:
-		return repeat("–", 3)
-	case !searches[i].Found:
-		return []string{"none passed", "", ""}
-	}
-	m := searches[i].Result
-	f, ok := first[direction]
-	return []string{f2(m.RxGbps), f2(m.RxKpps), ratioText(over(m.RxKpps, f, ok))}
 }
 
 // compareBySize gives each size two columns, a figure and its ratio.
@@ -216,55 +166,6 @@ func byKey[T any, K comparable](list []T, figure func(T) (K, float64, bool)) map
 		}
 	}
 	return out
-}
-
-// compareSubscribers keeps seed 003's columns, a row per run and count.
-func compareSubscribers(b *strings.Builder, rows []compared, ratio string) {
-	t := &table{header: []string{"Subscribers", "#", "UPF / Date", "upload speed(Gbps)", "upload packet loss",
-		"download speed(Gbps)", "download packet loss", ratio + "<br>up", ratio + "<br>down"}}
-	loads := func(r compared) map[int]SubscriberLoad {
-		out := map[int]SubscriberLoad{}
-		if r.step != nil {
-			for _, l := range r.step.Subscribers {
-				out[l.Subscribers] = l
-			}
-		}
-		return out
-	}
-	first := loads(rows[0])
-	var counts []int
-	for _, l := range rows[0].step.Subscribers {
-		counts = append(counts, l.Subscribers)
-	}
-	for _, n := range counts {
-		for _, r := range rows {
-			l, ok := loads(r)[n]
-			if !ok {
-				missing := "no such count"
-				if r.step == nil {
-					missing = "no such step"
-				}
-				t.add(strconv.Itoa(n), r.label, upfDate(r.run), missing, "", "", "", "", "")
-				continue
-			}
-			f := first[n]
-			t.add(strconv.Itoa(n), r.label, upfDate(r.run), f2(l.Uplink.RxGbps), seedLoss(l.Uplink.LossPct),
-				f2(l.Downlink.RxGbps), seedLoss(l.Downlink.LossPct),
-				ratioText(over(l.Uplink.RxKpps, f.Uplink.RxKpps, true)), ratioText(over(l.Downlink.RxKpps, f.Downlink.RxKpps, true)))
-		}
-	}
-	t.write(b)
-}
-
-func compareChurn(b *strings.Builder, rows []compared, ratio string) {
-	t := &table{header: []string{"#", "UPF / Date", "Achieved<br>/s", "<br>" + ratio, "Failed", "Setup p99<br>ms"}}
-	first := rows[0].step.Churn
-	addRows(t, rows, func(s *Step) []string {
-		c := s.Churn
-		return []string{f1(c.AchievedPerSecond), ratioText(over(c.AchievedPerSecond, first.AchievedPerSecond, true)),
-			strconv.Itoa(c.Failed), f2(c.SetupP99Ms)}
-	})
-	t.write(b)
 }
 
 // notInFirst lists the steps that only later runs have.

@@ -113,45 +113,6 @@ func measurementRow(m Measurement, through string, extra row) row {
 	return r
 }
 
-// searchRows are a search's trials and then its result.
-func searchRows(s Search, through string) []row {
-	var rows []row
-	for i, t := range s.Trials {
-		rows = append(rows, measurementRow(t.Measurement, through,
-			row{"trial": strconv.Itoa(i + 1), "passed": strconv.FormatBool(t.Passed)}))
-	}
-	result := measurementRow(s.Result, through, row{"passed": strconv.FormatBool(s.Found)})
-	result["direction"], result["size"] = s.Direction, s.Size
-	if s.RatioToReference != nil {
-		result["ratio_to_reference"] = num(*s.RatioToReference)
-	}
-	return append(rows, result)
-}
-
-func pingRow(p Ping) row {
-	return row{
-		"through": "upf", "size": strconv.Itoa(p.Size), "seconds": num(p.TimeMs / 1e3),
-		"tx_packets": strconv.Itoa(p.Transmitted), "rx_packets": strconv.Itoa(p.Received), "loss_pct": num(p.LossPct),
-		"rtt_min_ms": num(p.MinMs), "rtt_avg_ms": num(p.AvgMs), "rtt_max_ms": num(p.MaxMs), "rtt_mdev_ms": num(p.MdevMs),
-	}
-}
-
-func cbrRow(c CBR) row {
-	return row{
-		"through": "upf", "size": strconv.Itoa(c.Size), "offered_kpps": num(c.OfferedKpps), "seconds": num(c.Seconds),
-		"tx_packets": count(c.Sent), "rx_packets": count(c.Received), "loss_pct": num(c.LossPct),
-		"goodput_pps": num(c.PPS), "goodput_mbps": num(c.Mbps),
-	}
-}
-
-func churnRow(c Churn) row {
-	return row{
-		"through": "upf", "seconds": num(c.Seconds),
-		"target_per_second": num(c.TargetPerSecond), "sessions_per_second": num(c.AchievedPerSecond),
-		"failed": strconv.Itoa(c.Failed), "setup_p50_ms": num(c.SetupP50Ms), "setup_p99_ms": num(c.SetupP99Ms),
-	}
-}
-
 // num writes a figure with at most six decimals, so that float noise
 // does not reach the file.
 func num(v float64) string {

@@ -16,8 +16,6 @@
 package report
 
 import (
-	"math"
-	"slices"
 	"time"
 
 	"github.com/sluice-upf/sluice/lab/cpu"
@@ -69,27 +67,6 @@ type Sessions struct {
 type Placement struct {
 	Core int    `json:"core"`
 	Runs string `json:"runs"`
-}
-
-// Header says which step a result belongs to.
-type Header struct {
-	Name  string `json:"name"`  // unique in the run; Compare matches steps by it
-	Kind  string `json:"kind"`  // throughput, ndr, ping, cbr, subscribers, churn or restart
-	Setup string `json:"setup"` // what the step did, in a few words
-}
-
-// Step is the results of one step; the field of its kind is set, or
-// Error when the step failed.
-type Step struct {
-	Header
-	Error       string           `json:"error,omitempty"`
-	Throughput  []Measurement    `json:"throughput,omitempty"`
-	NDR         []Search         `json:"ndr,omitempty"`
-	Ping        []Ping           `json:"ping,omitempty"`
-	CBR         []CBR            `json:"cbr,omitempty"`
-	Subscribers []SubscriberLoad `json:"subscribers,omitempty"`
-	Churn       *Churn           `json:"churn,omitempty"`
-	Restart     *Restart         `json:"restart,omitempty"`
 }
 
 // Measurement is one direction of traffic for a while. Rates count
@@ -188,117 +165,4 @@ func CPUOf(u cpu.Usage, upfCores ...int) *CPU {
 	return c
 }
 
-// Search is a non-drop (or partial-drop) rate search in one direction.
-type Search struct {
-	Direction        string  `json:"direction"`
-	Size             string  `json:"size"`
-	LossTolerancePct float64 `json:"loss_tolerance_pct"`
-	Found            bool    `json:"found"` // some trial passed
-	// Result is the passing trial at the highest offered rate.
-	Result           Measurement `json:"result"`
-	Trials           []Trial     `json:"trials"`
-	Reference        *Search     `json:"reference,omitempty"`
-	RatioToReference *float64    `json:"ratio_to_reference,omitempty"` // of Result's Rx packet rates
-}
-
-// Trial is one rate the search tried.
-type Trial struct {
-	Measurement
-	Passed bool `json:"passed"` // loss within the tolerance
-}
-
-// NewSearch makes a search's result from its trials, in the order run.
-func NewSearch(direction, size string, lossTolerancePct float64, trials []Trial) Search {
-	s := Search{Direction: direction, Size: size, LossTolerancePct: lossTolerancePct, Trials: trials}
-	for _, t := range trials {
-		if t.Passed && (!s.Found || offered(t.Measurement) > offered(s.Result)) {
-			s.Found, s.Result = true, t.Measurement
-		}
-	}
-	return s
-}
-
-// offered is a trial's offered rate; flat out is above any other.
-func offered(m Measurement) float64 {
-	if m.OfferedKpps == 0 {
-		return math.Inf(1)
-	}
-	return m.OfferedKpps
-}
-
-// Ping is the round trips of one size, in ping's terms.
-type Ping struct {
-	Target      string  `json:"target"`
-	Size        int     `json:"size"` // ICMP payload bytes
-	Transmitted int     `json:"transmitted"`
-	Received    int     `json:"received"`
-	LossPct     float64 `json:"loss_pct"`
-	TimeMs      float64 `json:"time_ms"` // from the first request to the last answer
-	MinMs       float64 `json:"rtt_min_ms"`
-	AvgMs       float64 `json:"rtt_avg_ms"`
-	MaxMs       float64 `json:"rtt_max_ms"`
-	MdevMs      float64 `json:"rtt_mdev_ms"`
-}
-
-// NewPing summarizes the round-trip times of the answers to transmitted
-// requests as ping does: mdev is the standard deviation.
-func NewPing(target string, size, transmitted int, rtts []time.Duration, elapsed time.Duration) Ping {
-	p := Ping{Target: target, Size: size, Transmitted: transmitted, Received: len(rtts),
-		LossPct: lossPct(uint64(transmitted), uint64(len(rtts))), TimeMs: ms(elapsed)}
-	if len(rtts) == 0 {
-		return p
-	}
-	var sum, squares float64
-	for _, d := range rtts {
-		sum, squares = sum+ms(d), squares+ms(d)*ms(d)
-	}
-	n := float64(len(rtts))
-	p.MinMs, p.MaxMs = ms(slices.Min(rtts)), ms(slices.Max(rtts))
-	p.AvgMs = sum / n
-	p.MdevMs = math.Sqrt(max(squares/n-p.AvgMs*p.AvgMs, 0))
-	return p
-}
-
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-// CBR is the goodput of one size at a constant rate or flood, in ocbr's
-// terms: what arrived, per second.
-type CBR struct {
-	Size        int     `json:"size"`         // UDP payload bytes
-	OfferedKpps float64 `json:"offered_kpps"` // 0: flood
-	Seconds     float64 `json:"seconds"`
-	Sent        uint64  `json:"sent"`
-	Received    uint64  `json:"received"`
-	LossPct     float64 `json:"loss_pct"`
-	PPS         float64 `json:"goodput_pps"`
-	Mbps        float64 `json:"goodput_mbps"` // payload bits only
-}
-
-// NewCBR makes a CBR result from packets sent and received over elapsed.
-func NewCBR(size int, offeredKpps float64, elapsed time.Duration, sent, received uint64) CBR {
-	s := elapsed.Seconds()
-	pps := perSecond(float64(received), s)
-	return CBR{Size: size, OfferedKpps: offeredKpps, Seconds: s, Sent: sent, Received: received,
-		LossPct: lossPct(sent, received), PPS: pps, Mbps: pps * float64(size) * 8 / 1e6}
-}
-
-// SubscriberLoad is the subscriber model at one count: both directions at
-// once. Upload and download speed are the Rx rates.
-type SubscriberLoad struct {
-	Subscribers int         `json:"subscribers"`
-	Uplink      Measurement `json:"uplink"`
-	Downlink    Measurement `json:"downlink"`
-	CPU         *CPU        `json:"cpu,omitempty"` // of both directions together
-}
-
-// Churn is sessions deleted and established again while others forward.
-type Churn struct {
-	TargetPerSecond   float64 `json:"target_per_second"`
-	AchievedPerSecond float64 `json:"achieved_per_second"`
-	Seconds           float64 `json:"seconds"`
-	Established       int     `json:"established"`
-	Deleted           int     `json:"deleted"`
-	Failed            int     `json:"failed"` // requests answered with a cause other than accepted, or not at all
-	SetupP50Ms        float64 `json:"setup_p50_ms"`
-	SetupP99Ms        float64 `json:"setup_p99_ms"`
-}

@@ -1,0 +1,72 @@
+package report
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// CBR is the goodput of one size at a constant rate or flood, in ocbr's
+// terms: what arrived, per second.
+type CBR struct {
+	Size        int     `json:"size"`         // UDP payload bytes
+	OfferedKpps float64 `json:"offered_kpps"` // 0: flood
+	Seconds     float64 `json:"seconds"`
+	Sent        uint64  `json:"sent"`
+	Received    uint64  `json:"received"`
+	LossPct     float64 `json:"loss_pct"`
+	PPS         float64 `json:"goodput_pps"`
+	Mbps        float64 `json:"goodput_mbps"` // payload bits only
+}
+
+// NewCBR makes a CBR result from packets sent and received over elapsed.
+func NewCBR(size int, offeredKpps float64, elapsed time.Duration, sent, received uint64) CBR {
+	s := elapsed.Seconds()
+	pps := perSecond(float64(received), s)
+	return CBR{Size: size, OfferedKpps: offeredKpps, Seconds: s, Sent: sent, Received: received,
+		LossPct: lossPct(sent, received), PPS: pps, Mbps: pps * float64(size) * 8 / 1e6}
+}
+
+// AddCBR adds the goodput of some sizes to the step h.
+func (r *Run) AddCBR(h Header, points ...CBR) {
+	s := r.step(h)
+	s.CBR = append(s.CBR, points...)
+}
+
+func cbrSection(b *strings.Builder, run *Run) {
+	t := &table{header: []string{"#", "Step", "Size<br>bytes", "Offered<br>Kpps", "Sent", "Received", "Loss %", "Goodput<br>pps", "<br>Mbit/s"}}
+	for i, s := range run.Steps {
+		for _, c := range s.CBR {
+			t.add(strconv.Itoa(i+1), cell(s.Name), strconv.Itoa(c.Size), offeredText(c.OfferedKpps),
+				count(c.Sent), count(c.Received), lossText(c.LossPct), fmt.Sprintf("%.0f", c.PPS), f2(c.Mbps))
+		}
+	}
+	if len(t.rows) > 0 {
+		t.write(b)
+	}
+}
+
+func cbrRow(c CBR) row {
+	return row{
+		"through": "upf", "size": strconv.Itoa(c.Size), "offered_kpps": num(c.OfferedKpps), "seconds": num(c.Seconds),
+		"tx_packets": count(c.Sent), "rx_packets": count(c.Received), "loss_pct": num(c.LossPct),
+		"goodput_pps": num(c.PPS), "goodput_mbps": num(c.Mbps),
+	}
+}
+
+func cbrPlots(file func(string) string, s Step) []Plot {
+	var pps, mbps []point
+	for _, c := range s.CBR {
+		pps, mbps = append(pps, point{float64(c.Size), c.PPS}), append(mbps, point{float64(c.Size), c.Mbps})
+	}
+	one := func(name, title, yLabel string, points []point) Plot {
+		return Plot{File: file(name), Title: title, charts: []chart{{
+			title: title, xLabel: "UDP payload (bytes)", yLabel: yLabel, series: []series{{name: "goodput", points: points}},
+		}}}
+	}
+	return []Plot{
+		one("pps", "Goodput in packets by size: "+s.Name, "packets/s", pps),
+		one("mbps", "Goodput in Mbit/s by size: "+s.Name, "Mbit/s", mbps),
+	}
+}

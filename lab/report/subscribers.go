@@ -1,0 +1,130 @@
+package report
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// SubscriberLoad is the subscriber model at one count: both directions at
+// once. Upload and download speed are the Rx rates.
+type SubscriberLoad struct {
+	Subscribers int         `json:"subscribers"`
+	Uplink      Measurement `json:"uplink"`
+	Downlink    Measurement `json:"downlink"`
+	CPU         *CPU        `json:"cpu,omitempty"` // of both directions together
+}
+
+// AddSubscribers adds the model's results at some counts to the step h.
+func (r *Run) AddSubscribers(h Header, loads ...SubscriberLoad) {
+	s := r.step(h)
+	for _, l := range loads {
+		l.Uplink.RatioToReference = packetRatio(l.Uplink, l.Uplink.Reference)
+		l.Downlink.RatioToReference = packetRatio(l.Downlink, l.Downlink.Reference)
+		s.Subscribers = append(s.Subscribers, l)
+	}
+}
+
+// subscribersSection gives each subscribers step the columns of seed 003's
+// Table II.
+func subscribersSection(b *strings.Builder, run *Run) {
+	for i, s := range run.Steps {
+		if len(s.Subscribers) == 0 {
+			continue
+		}
+		t := &table{header: []string{"Subscribers", "upload speed(Gbps)", "upload packet loss",
+			"download speed(Gbps)", "download packet loss", "sent of the model<br>up / down[1]", "CPU %[2]",
+			"x ref<br>up[3]", "x ref<br>down[3]"}}
+		for _, l := range s.Subscribers {
+			t.add(strconv.Itoa(l.Subscribers), f2(l.Uplink.RxGbps), seedLoss(l.Uplink.LossPct),
+				f2(l.Downlink.RxGbps), seedLoss(l.Downlink.LossPct),
+				sentOfOffered(l.Uplink)+" / "+sentOfOffered(l.Downlink), cpuText(l.CPU),
+				ratioText(l.Uplink.RatioToReference), ratioText(l.Downlink.RatioToReference))
+		}
+		fmt.Fprintf(b, "**%d. %s**: %s\n\n", i+1, cell(s.Name), cell(s.Setup))
+		t.write(b)
+	}
+	if b.Len() > 0 {
+		fmt.Fprintf(b, "1. %s\n2. %s\n3. %s\n\n", sentNote, cpuNote, ratioNote)
+	}
+}
+
+// sentNote explains sentOfOffered: a loss of 0 % means little when the
+// generator could not offer the load.
+const sentNote = "What the generator sent, in % of the packet rate the model offers. Below 100 %, this machine could not offer the whole load; the loss is of what was sent."
+
+func sentOfOffered(m Measurement) string {
+	if m.OfferedKpps == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.0f%%", 100*m.TxKpps/m.OfferedKpps)
+}
+
+// seedLoss writes a loss as seed 003 does: 0.02150%.
+func seedLoss(pct float64) string { return fmt.Sprintf("%.5f%%", pct) }
+
+// compareSubscribers keeps seed 003's columns, a row per run and count.
+func compareSubscribers(b *strings.Builder, rows []compared, ratio string) {
+	t := &table{header: []string{"Subscribers", "#", "UPF / Date", "upload speed(Gbps)", "upload packet loss",
+		"download speed(Gbps)", "download packet loss", ratio + "<br>up", ratio + "<br>down"}}
+	loads := func(r compared) map[int]SubscriberLoad {
+		out := map[int]SubscriberLoad{}
+		if r.step != nil {
+			for _, l := range r.step.Subscribers {
+				out[l.Subscribers] = l
+			}
+		}
+		return out
+	}
+	first := loads(rows[0])
+	var counts []int
+	for _, l := range rows[0].step.Subscribers {
+		counts = append(counts, l.Subscribers)
+	}
+	for _, n := range counts {
+		for _, r := range rows {
+			l, ok := loads(r)[n]
+			if !ok {
+				missing := "no such count"
+				if r.step == nil {
+					missing = "no such step"
+				}
+				t.add(strconv.Itoa(n), r.label, upfDate(r.run), missing, "", "", "", "", "")
+				continue
+			}
+			f := first[n]
+			t.add(strconv.Itoa(n), r.label, upfDate(r.run), f2(l.Uplink.RxGbps), seedLoss(l.Uplink.LossPct),
+				f2(l.Downlink.RxGbps), seedLoss(l.Downlink.LossPct),
+				ratioText(over(l.Uplink.RxKpps, f.Uplink.RxKpps, true)), ratioText(over(l.Downlink.RxKpps, f.Downlink.RxKpps, true)))
+		}
+	}
+	t.write(b)
+}
+
+// subscribersPlot stacks throughput over loss, against the subscriber
+// count, with the reference forwarder's throughput where it was measured.
+func subscribersPlot(file string, s Step) Plot {
+	var up, down, refUp, refDown, upLoss, downLoss []point
+	for _, l := range s.Subscribers {
+		x := float64(l.Subscribers)
+		up, down = append(up, point{x, l.Uplink.RxGbps}), append(down, point{x, l.Downlink.RxGbps})
+		upLoss, downLoss = append(upLoss, point{x, l.Uplink.LossPct}), append(downLoss, point{x, l.Downlink.LossPct})
+		if r := l.Uplink.Reference; r != nil {
+			refUp = append(refUp, point{x, r.RxGbps})
+		}
+		if r := l.Downlink.Reference; r != nil {
+			refDown = append(refDown, point{x, r.RxGbps})
+		}
+	}
+	speeds := []series{{name: "upload", points: up}, {name: "download", points: down, color: 1}}
+	if len(refUp)+len(refDown) > 0 {
+		speeds = append(speeds, series{name: "upload, reference forwarder", points: refUp, dashed: true},
+			series{name: "download, reference forwarder", points: refDown, color: 1, dashed: true})
+	}
+	title := "Throughput and packet loss by subscribers: " + s.Name
+	return Plot{File: file, Title: title, charts: []chart{
+		{title: "Throughput: " + s.Name, xLabel: "subscribers", yLabel: "Gbps", series: speeds},
+		{title: "Packet loss: " + s.Name, xLabel: "subscribers", yLabel: "loss (%)",
+			series: []series{{name: "upload", points: upLoss}, {name: "download", points: downLoss, color: 1}}},
+	}}
+}

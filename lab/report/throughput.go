@@ -1,0 +1,132 @@
+package report
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// AddThroughput adds measurements, one per direction, to the step h.
+func (r *Run) AddThroughput(h Header, ms ...Measurement) {
+	s := r.step(h)
+	for _, m := range ms {
+		m.RatioToReference = packetRatio(m, m.Reference)
+		s.Throughput = append(s.Throughput, m)
+	}
+}
+
+// directionHeader is the seed's column group for one direction:
+// "UpLink<br>Gbps | <br>Kpps | ...", ratio last.
+func directionHeader(title, ratio string) []string {
+	return []string{title + "<br>Gbps", "<br>Kpps", "<br>Loss %", "<br>CPU %[1]", "<br>" + ratio}
+}
+
+func throughputHeader(first []string, ratio string) []string {
+	h := append(first, directionHeader("UpLink", ratio)...)
+	return append(h, directionHeader("DownLink", ratio)...)
+}
+
+// directionCells are one measurement's cells under directionHeader; a
+// direction not measured is a dash.
+func directionCells(m *Measurement, ratio *float64) []string {
+	if m == nil {
+		return repeat("–", 5)
+	}
+	return []string{
+		txRx(f2(m.TxGbps), f2(m.RxGbps)), txRx(f2(m.TxKpps), f2(m.RxKpps)),
+		lossText(m.LossPct), cpuText(m.CPU), ratioText(ratio),
+	}
+}
+
+// throughputCells are the cells of both directions; ratio picks each one's.
+func throughputCells(ms []Measurement, ratio func(Measurement) *float64) []string {
+	var cells []string
+	for _, dir := range []string{"uplink", "downlink"} {
+		m := byDirection(ms, dir)
+		var r *float64
+		if m != nil {
+			r = ratio(*m)
+		}
+		cells = append(cells, directionCells(m, r)...)
+	}
+	return cells
+}
+
+func byDirection(ms []Measurement, direction string) *Measurement {
+	for i := range ms {
+		if ms[i].Direction == direction {
+			return &ms[i]
+		}
+	}
+	return nil
+}
+
+// references are the reference measurements beside ms, in the same order.
+func references(ms []Measurement) []Measurement {
+	var refs []Measurement
+	for _, m := range ms {
+		if m.Reference != nil {
+			refs = append(refs, *m.Reference)
+		}
+	}
+	return refs
+}
+
+func ownRatio(m Measurement) *float64 { return m.RatioToReference }
+
+func noRatio(Measurement) *float64 { return nil }
+
+func throughputSection(b *strings.Builder, run *Run) {
+	t := &table{header: throughputHeader([]string{"#", "Step"}, "x ref[2]")}
+	for i, s := range run.Steps {
+		if len(s.Throughput) == 0 {
+			continue
+		}
+		t.add(append([]string{strconv.Itoa(i + 1), stepCell(s.Header)}, throughputCells(s.Throughput, ownRatio)...)...)
+		if refs := references(s.Throughput); len(refs) > 0 {
+			t.add(append([]string{"", "↳ reference forwarder"}, throughputCells(refs, noRatio)...)...)
+		}
+	}
+	if len(t.rows) == 0 {
+		return
+	}
+	t.write(b)
+	fmt.Fprintf(b, "1. %s\n2. %s\n\n", cpuNote, ratioNote)
+	latencySection(b, run)
+}
+
+// latencySection shows the one-way latencies, when the sink kept them.
+func latencySection(b *strings.Builder, run *Run) {
+	t := &table{header: []string{"#", "Step", "Direction", "Latency p50<br>µs", "p99<br>µs", "max<br>µs"}}
+	for i, s := range run.Steps {
+		for _, m := range s.Throughput {
+			if l := m.Latency; l != nil {
+				t.add(strconv.Itoa(i+1), cell(s.Name), m.Direction, f1(l.P50), f1(l.P99), f1(l.Max))
+			}
+		}
+	}
+	if len(t.rows) > 0 {
+		b.WriteString("One-way latency, generator to sink:\n\n")
+		t.write(b)
+	}
+}
+
+func compareThroughput(b *strings.Builder, rows []compared, ratio string) {
+	t := &table{header: throughputHeader([]string{"#", "UPF / Date"}, ratio)}
+	first := rows[0].step.Throughput
+	addRows(t, rows, func(s *Step) []string {
+		return throughputCells(s.Throughput, func(m Measurement) *float64 {
+			f := byDirection(first, m.Direction)
+			return over(m.RxKpps, rxKpps(f), f != nil)
+		})
+	})
+	t.write(b)
+	fmt.Fprintf(b, "1. %s\n\n", cpuNote)
+}
+
+func rxKpps(m *Measurement) float64 {
+	if m == nil {
+		return 0
+	}
+	return m.RxKpps
+}

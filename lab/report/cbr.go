@@ -28,13 +28,18 @@ func NewCBR(size int, offeredKpps float64, elapsed time.Duration, sent, received
 		LossPct: lossPct(sent, received), PPS: pps, Mbps: pps * float64(size) * 8 / 1e6}
 }
 
+// cbrKind writes the goodput of each size, as ocbr does.
+type cbrKind struct{}
+
+func (cbrKind) has(s *Step) bool { return len(s.CBR) > 0 }
+
 // AddCBR adds the goodput of some sizes to the step h.
 func (r *Run) AddCBR(h Header, points ...CBR) {
 	s := r.step(h)
 	s.CBR = append(s.CBR, points...)
 }
 
-func cbrSection(b *strings.Builder, run *Run) {
+func (cbrKind) section(b *strings.Builder, run *Run) {
 	t := &table{header: []string{"#", "Step", "Size<br>bytes", "Offered<br>Kpps", "Sent", "Received", "Loss %", "Goodput<br>pps", "<br>Mbit/s"}}
 	for i, s := range run.Steps {
 		for _, c := range s.CBR {
@@ -47,15 +52,27 @@ func cbrSection(b *strings.Builder, run *Run) {
 	}
 }
 
-func cbrRow(c CBR) row {
-	return row{
-		"through": "upf", "size": strconv.Itoa(c.Size), "offered_kpps": num(c.OfferedKpps), "seconds": num(c.Seconds),
-		"tx_packets": count(c.Sent), "rx_packets": count(c.Received), "loss_pct": num(c.LossPct),
-		"goodput_pps": num(c.PPS), "goodput_mbps": num(c.Mbps),
+func (cbrKind) rows(s Step) []row {
+	var rows []row
+	for _, c := range s.CBR {
+		rows = append(rows, row{
+			"through": "upf", "size": strconv.Itoa(c.Size), "offered_kpps": num(c.OfferedKpps), "seconds": num(c.Seconds),
+			"tx_packets": count(c.Sent), "rx_packets": count(c.Received), "loss_pct": num(c.LossPct),
+			"goodput_pps": num(c.PPS), "goodput_mbps": num(c.Mbps),
+		})
 	}
+	return rows
 }
 
-func cbrPlots(file func(string) string, s Step) []Plot {
+// compare sets the goodput side by side, by size.
+func (cbrKind) compare(b *strings.Builder, rows []compared, ratio string) {
+	compareBySize(b, rows, ratio, "Goodput<br>Mbit/s", func(s *Step) map[int]float64 {
+		return byKey(s.CBR, func(c CBR) (int, float64, bool) { return c.Size, c.Mbps, true })
+	})
+}
+
+// plots draw the goodput in packets and in Mbit/s by size, as ocbr's.
+func (cbrKind) plots(s Step, file func(string) string) []Plot {
 	var pps, mbps []point
 	for _, c := range s.CBR {
 		pps, mbps = append(pps, point{float64(c.Size), c.PPS}), append(mbps, point{float64(c.Size), c.Mbps})

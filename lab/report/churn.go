@@ -17,12 +17,17 @@ type Churn struct {
 	SetupP99Ms        float64 `json:"setup_p99_ms"`
 }
 
+// churnKind writes the rate churn achieved, its failures and setup times.
+type churnKind struct{}
+
+func (churnKind) has(s *Step) bool { return s.Churn != nil }
+
 // AddChurn sets the result of the churn step h.
 func (r *Run) AddChurn(h Header, c Churn) {
 	r.step(h).Churn = &c
 }
 
-func churnSection(b *strings.Builder, run *Run) {
+func (churnKind) section(b *strings.Builder, run *Run) {
 	t := &table{header: []string{"#", "Step", "Target<br>/s", "Achieved<br>/s", "Established", "Deleted", "Failed",
 		"Setup p50<br>ms", "Setup p99<br>ms"}}
 	for i, s := range run.Steps {
@@ -36,15 +41,19 @@ func churnSection(b *strings.Builder, run *Run) {
 	}
 }
 
-func churnRow(c Churn) row {
-	return row{
+func (churnKind) rows(s Step) []row {
+	c := s.Churn
+	if c == nil {
+		return nil
+	}
+	return []row{{
 		"through": "upf", "seconds": num(c.Seconds),
 		"target_per_second": num(c.TargetPerSecond), "sessions_per_second": num(c.AchievedPerSecond),
 		"failed": strconv.Itoa(c.Failed), "setup_p50_ms": num(c.SetupP50Ms), "setup_p99_ms": num(c.SetupP99Ms),
-	}
+	}}
 }
 
-func compareChurn(b *strings.Builder, rows []compared, ratio string) {
+func (churnKind) compare(b *strings.Builder, rows []compared, ratio string) {
 	t := &table{header: []string{"#", "UPF / Date", "Achieved<br>/s", "<br>" + ratio, "Failed", "Setup p99<br>ms"}}
 	first := rows[0].step.Churn
 	addRows(t, rows, func(s *Step) []string {

@@ -76,28 +76,13 @@ func matching(runs []Compared, h Header) []compared {
 	return rows
 }
 
-// compareStep writes the table of one step; rows[0] is the first run's.
+// compareStep writes the table of one step of kind; rows[0] is the first
+// run's.
 func compareStep(b *strings.Builder, kind string, rows []compared) {
-	ratio := "x " + rows[0].label
-	switch kind {
-	case "throughput":
-		compareThroughput(b, rows, ratio)
-	case "ndr":
-		compareNDR(b, rows, ratio)
-	case "ping":
-		compareBySize(b, rows, ratio, "RTT avg<br>ms", func(s *Step) map[int]float64 {
-			return byKey(s.Ping, func(p Ping) (int, float64, bool) { return p.Size, p.AvgMs, p.Received > 0 })
-		})
-	case "cbr":
-		compareBySize(b, rows, ratio, "Goodput<br>Mbit/s", func(s *Step) map[int]float64 {
-			return byKey(s.CBR, func(c CBR) (int, float64, bool) { return c.Size, c.Mbps, true })
-		})
-	case "subscribers":
-		compareSubscribers(b, rows, ratio)
-	case "churn":
-		compareChurn(b, rows, ratio)
-	case "restart":
-		compareRestart(b, rows, ratio)
+	for _, k := range kinds {
+		if k.name == kind {
+			k.compare(b, rows, "x "+rows[0].label)
+		}
 	}
 }
 

@@ -52,31 +52,8 @@ func stepRows(s Step) []row {
 	if s.Error != "" {
 		rows = append(rows, row{"error": s.Error})
 	}
-	for _, m := range s.Throughput {
-		rows = append(rows, measurementRows(m, row{})...)
-	}
-	for _, search := range s.NDR {
-		rows = append(rows, searchRows(search, "upf")...)
-		if search.Reference != nil {
-			rows = append(rows, searchRows(*search.Reference, "reference")...)
-		}
-	}
-	for _, p := range s.Ping {
-		rows = append(rows, pingRow(p))
-	}
-	for _, c := range s.CBR {
-		rows = append(rows, cbrRow(c))
-	}
-	for _, l := range s.Subscribers {
-		for _, m := range []Measurement{l.Uplink, l.Downlink} {
-			rows = append(rows, measurementRows(m, row{"subscribers": strconv.Itoa(l.Subscribers)})...)
-		}
-	}
-	if s.Churn != nil {
-		rows = append(rows, churnRow(*s.Churn))
-	}
-	if s.Restart != nil {
-		rows = append(rows, restartRows(*s.Restart)...)
+	for _, k := range kinds {
+		rows = append(rows, k.rows(s)...)
 	}
 	return rows
 }

@@ -23,23 +23,11 @@ func writeMarkdown(w io.Writer, run *Run, withPlots bool) error {
 	if len(run.Placement) > 0 {
 		placementTable(run.Placement).write(&b)
 	}
-	sections := []struct {
-		title string
-		write func(*strings.Builder, *Run)
-	}{
-		{"Throughput", throughputSection},
-		{"Non-drop rate", ndrSection},
-		{"Round-trip time", pingSection},
-		{"Constant bit rate", cbrSection},
-		{"Subscribers", subscribersSection},
-		{"Session churn", churnSection},
-		{"Restart under traffic", restartSection},
-	}
-	for _, s := range sections {
+	for _, k := range kinds {
 		var section strings.Builder
-		s.write(&section, run)
+		k.section(&section, run)
 		if section.Len() > 0 {
-			fmt.Fprintf(&b, "## %s\n\n%s", s.title, section.String())
+			fmt.Fprintf(&b, "## %s\n\n%s", k.title, section.String())
 		}
 	}
 	failedSection(&b, run)

@@ -46,6 +46,12 @@ func offered(m Measurement) float64 {
 	return m.OfferedKpps
 }
 
+// ndrKind writes a search per direction: its result, beside the reference
+// forwarder's, and its trials.
+type ndrKind struct{}
+
+func (ndrKind) has(s *Step) bool { return len(s.NDR) > 0 }
+
 // AddNDR adds searches, one per direction, to the step h.
 func (r *Run) AddNDR(h Header, searches ...Search) {
 	s := r.step(h)
@@ -57,7 +63,7 @@ func (r *Run) AddNDR(h Header, searches ...Search) {
 	}
 }
 
-func ndrSection(b *strings.Builder, run *Run) {
+func (ndrKind) section(b *strings.Builder, run *Run) {
 	t := &table{header: []string{"#", "Step", "Direction", "Rate<br>Gbps", "<br>Kpps", "<br>Loss %", "<br>CPU %[1]", "<br>x ref[2]", "Trials"}}
 	var details strings.Builder
 	for i, s := range run.Steps {
@@ -120,7 +126,18 @@ func searchRows(s Search, through string) []row {
 	return append(rows, result)
 }
 
-func compareNDR(b *strings.Builder, rows []compared, ratio string) {
+func (ndrKind) rows(s Step) []row {
+	var rows []row
+	for _, search := range s.NDR {
+		rows = append(rows, searchRows(search, "upf")...)
+		if search.Reference != nil {
+			rows = append(rows, searchRows(*search.Reference, "reference")...)
+		}
+	}
+	return rows
+}
+
+func (ndrKind) compare(b *strings.Builder, rows []compared, ratio string) {
 	t := &table{header: []string{"#", "UPF / Date", "UpLink NDR<br>Gbps", "<br>Kpps", "<br>" + ratio,
 		"DownLink NDR<br>Gbps", "<br>Kpps", "<br>" + ratio}}
 	first := byKey(rows[0].step.NDR, func(x Search) (string, float64, bool) { return x.Direction, x.Result.RxKpps, x.Found })

@@ -42,13 +42,18 @@ func NewPing(target string, size, transmitted int, rtts []time.Duration, elapsed
 	return p
 }
 
+// pingKind writes the round trips of each size, as ping sums them up.
+type pingKind struct{}
+
+func (pingKind) has(s *Step) bool { return len(s.Ping) > 0 }
+
 // AddPing adds the round trips of some sizes to the step h.
 func (r *Run) AddPing(h Header, pings ...Ping) {
 	s := r.step(h)
 	s.Ping = append(s.Ping, pings...)
 }
 
-func pingSection(b *strings.Builder, run *Run) {
+func (pingKind) section(b *strings.Builder, run *Run) {
 	t := &table{header: []string{"#", "Step", "Size<br>bytes", "Transmitted", "Received", "Loss %", "RTT min/avg/max/mdev<br>ms"}}
 	var summaries strings.Builder
 	for i, s := range run.Steps {
@@ -83,15 +88,27 @@ func pingSummary(b *strings.Builder, p Ping) {
 	b.WriteString("\n")
 }
 
-func pingRow(p Ping) row {
-	return row{
-		"through": "upf", "size": strconv.Itoa(p.Size), "seconds": num(p.TimeMs / 1e3),
-		"tx_packets": strconv.Itoa(p.Transmitted), "rx_packets": strconv.Itoa(p.Received), "loss_pct": num(p.LossPct),
-		"rtt_min_ms": num(p.MinMs), "rtt_avg_ms": num(p.AvgMs), "rtt_max_ms": num(p.MaxMs), "rtt_mdev_ms": num(p.MdevMs),
+func (pingKind) rows(s Step) []row {
+	var rows []row
+	for _, p := range s.Ping {
+		rows = append(rows, row{
+			"through": "upf", "size": strconv.Itoa(p.Size), "seconds": num(p.TimeMs / 1e3),
+			"tx_packets": strconv.Itoa(p.Transmitted), "rx_packets": strconv.Itoa(p.Received), "loss_pct": num(p.LossPct),
+			"rtt_min_ms": num(p.MinMs), "rtt_avg_ms": num(p.AvgMs), "rtt_max_ms": num(p.MaxMs), "rtt_mdev_ms": num(p.MdevMs),
+		})
 	}
+	return rows
 }
 
-func rttPlot(file string, s Step) Plot {
+// compare sets the average round trip side by side, by size.
+func (pingKind) compare(b *strings.Builder, rows []compared, ratio string) {
+	compareBySize(b, rows, ratio, "RTT avg<br>ms", func(s *Step) map[int]float64 {
+		return byKey(s.Ping, func(p Ping) (int, float64, bool) { return p.Size, p.AvgMs, p.Received > 0 })
+	})
+}
+
+// plots draw the round trips by size, as oping's figures.
+func (pingKind) plots(s Step, file func(string) string) []Plot {
 	var lo, avg, hi []point
 	for _, p := range s.Ping {
 		if p.Received == 0 {
@@ -101,8 +118,8 @@ func rttPlot(file string, s Step) Plot {
 		lo, avg, hi = append(lo, point{x, p.MinMs}), append(avg, point{x, p.AvgMs}), append(hi, point{x, p.MaxMs})
 	}
 	title := "Round-trip time by size: " + s.Name
-	return Plot{File: file, Title: title, charts: []chart{{
+	return []Plot{{File: file("rtt"), Title: title, charts: []chart{{
 		title: title, xLabel: "ICMP payload (bytes)", yLabel: "RTT (ms)",
 		series: []series{{name: "avg", points: avg}, {name: "min", points: lo, color: 1}, {name: "max", points: hi, color: 2}},
-	}}}
+	}}}}
 }

@@ -48,14 +48,10 @@ func Plots(run *Run) []Plot {
 	var plots []Plot
 	for i, s := range run.Steps {
 		file := func(what string) string { return fmt.Sprintf("%02d-%s-%s.png", i+1, s.Kind, what) }
-		if len(s.Ping) > 0 {
-			plots = append(plots, rttPlot(file("rtt"), s))
-		}
-		if len(s.CBR) > 0 {
-			plots = append(plots, cbrPlots(file, s)...)
-		}
-		if len(s.Subscribers) > 0 {
-			plots = append(plots, subscribersPlot(file("load"), s))
+		for _, k := range kinds {
+			if p, ok := k.kind.(plottedKind); ok && k.has(&s) {
+				plots = append(plots, p.plots(s, file)...)
+			}
 		}
 	}
 	return plots

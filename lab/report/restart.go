@@ -46,6 +46,12 @@ type RestartDirection struct {
 	SentWhileAway uint64 `json:"sent_while_away"`
 }
 
+// restartKind writes what each direction lost across a restart, and how
+// the restart went.
+type restartKind struct{}
+
+func (restartKind) has(s *Step) bool { return s.Restart != nil }
+
 // AddRestart sets the result of the restart step h.
 func (r *Run) AddRestart(h Header, x Restart) {
 	r.step(h).Restart = &x
@@ -58,7 +64,7 @@ const (
 	sessionsNote = "The SMF's sessions after the restart, each modified (Session Modification Request), accepted of sent."
 )
 
-func restartSection(b *strings.Builder, run *Run) {
+func (restartKind) section(b *strings.Builder, run *Run) {
 	frames := &table{header: []string{"#", "Step", "Direction", "Tx<br>Kpps", "Sent", "of which while<br>the UPF was away[1]", "Received", "Lost", "Loss %", "Duplicates", "Reordered", "Latency max<br>µs"}}
 	restarts := &table{header: []string{"#", "Step", "SIGTERM at<br>s", "Stopped in<br>ms", "N4 again after<br>ms[1]", "Recovery Time Stamp[2]", "Sessions<br>after[3]"}}
 	for i, s := range run.Steps {
@@ -98,8 +104,12 @@ func recoveryText(x Restart) string {
 	return "changed: " + x.RecoveryAfter.UTC().Format(time.RFC3339)
 }
 
-// restartRows are a row per direction, each with the restart's figures.
-func restartRows(x Restart) []row {
+// rows are a row per direction, each with the restart's figures.
+func (restartKind) rows(s Step) []row {
+	if s.Restart == nil {
+		return nil
+	}
+	x := *s.Restart
 	var rows []row
 	for _, d := range x.Directions {
 		r := measurementRow(d.Measurement, "upf", row{
@@ -114,9 +124,9 @@ func restartRows(x Restart) []row {
 	return rows
 }
 
-// compareRestart sets the runs' restarts side by side: frames lost each
-// way, and the time to answer N4 again (ratios: lower is better).
-func compareRestart(b *strings.Builder, rows []compared, ratio string) {
+// compare sets the runs' restarts side by side: frames lost each way, and
+// the time to answer N4 again (ratios: lower is better).
+func (restartKind) compare(b *strings.Builder, rows []compared, ratio string) {
 	t := &table{header: []string{"#", "UPF / Date", "UpLink<br>lost", "DownLink<br>lost", "N4 again after<br>ms", "<br>" + ratio, "Recovery Time Stamp", "Sessions<br>after"}}
 	first := rows[0].step.Restart
 	addRows(t, rows, func(s *Step) []string {

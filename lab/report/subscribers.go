@@ -15,6 +15,12 @@ type SubscriberLoad struct {
 	CPU         *CPU        `json:"cpu,omitempty"` // of both directions together
 }
 
+// subscribersKind writes the model's results at each count, both
+// directions, beside the reference forwarder's.
+type subscribersKind struct{}
+
+func (subscribersKind) has(s *Step) bool { return len(s.Subscribers) > 0 }
+
 // AddSubscribers adds the model's results at some counts to the step h.
 func (r *Run) AddSubscribers(h Header, loads ...SubscriberLoad) {
 	s := r.step(h)
@@ -25,9 +31,8 @@ func (r *Run) AddSubscribers(h Header, loads ...SubscriberLoad) {
 	}
 }
 
-// subscribersSection gives each subscribers step the columns of seed 003's
-// Table II.
-func subscribersSection(b *strings.Builder, run *Run) {
+// section gives each subscribers step the columns of seed 003's Table II.
+func (subscribersKind) section(b *strings.Builder, run *Run) {
 	for i, s := range run.Steps {
 		if len(s.Subscribers) == 0 {
 			continue
@@ -63,8 +68,18 @@ func sentOfOffered(m Measurement) string {
 // seedLoss writes a loss as seed 003 does: 0.02150%.
 func seedLoss(pct float64) string { return fmt.Sprintf("%.5f%%", pct) }
 
-// compareSubscribers keeps seed 003's columns, a row per run and count.
-func compareSubscribers(b *strings.Builder, rows []compared, ratio string) {
+func (subscribersKind) rows(s Step) []row {
+	var rows []row
+	for _, l := range s.Subscribers {
+		for _, m := range []Measurement{l.Uplink, l.Downlink} {
+			rows = append(rows, measurementRows(m, row{"subscribers": strconv.Itoa(l.Subscribers)})...)
+		}
+	}
+	return rows
+}
+
+// compare keeps seed 003's columns, a row per run and count.
+func (subscribersKind) compare(b *strings.Builder, rows []compared, ratio string) {
 	t := &table{header: []string{"Subscribers", "#", "UPF / Date", "upload speed(Gbps)", "upload packet loss",
 		"download speed(Gbps)", "download packet loss", ratio + "<br>up", ratio + "<br>down"}}
 	loads := func(r compared) map[int]SubscriberLoad {
@@ -101,9 +116,10 @@ func compareSubscribers(b *strings.Builder, rows []compared, ratio string) {
 	t.write(b)
 }
 
-// subscribersPlot stacks throughput over loss, against the subscriber
-// count, with the reference forwarder's throughput where it was measured.
-func subscribersPlot(file string, s Step) Plot {
+// plots stack throughput over loss, against the subscriber count, with the
+// reference forwarder's throughput where it was measured (seed 003's
+// figures).
+func (subscribersKind) plots(s Step, file func(string) string) []Plot {
 	var up, down, refUp, refDown, upLoss, downLoss []point
 	for _, l := range s.Subscribers {
 		x := float64(l.Subscribers)
@@ -122,9 +138,9 @@ func subscribersPlot(file string, s Step) Plot {
 			series{name: "download, reference forwarder", points: refDown, color: 1, dashed: true})
 	}
 	title := "Throughput and packet loss by subscribers: " + s.Name
-	return Plot{File: file, Title: title, charts: []chart{
+	return []Plot{{File: file("load"), Title: title, charts: []chart{
 		{title: "Throughput: " + s.Name, xLabel: "subscribers", yLabel: "Gbps", series: speeds},
 		{title: "Packet loss: " + s.Name, xLabel: "subscribers", yLabel: "loss (%)",
 			series: []series{{name: "upload", points: upLoss}, {name: "download", points: downLoss, color: 1}}},
-	}}
+	}}}
 }

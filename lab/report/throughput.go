@@ -6,6 +6,12 @@ import (
 	"strings"
 )
 
+// throughputKind writes a measurement per direction, beside the reference
+// forwarder's under the same load.
+type throughputKind struct{}
+
+func (throughputKind) has(s *Step) bool { return len(s.Throughput) > 0 }
+
 // AddThroughput adds measurements, one per direction, to the step h.
 func (r *Run) AddThroughput(h Header, ms ...Measurement) {
 	s := r.step(h)
@@ -76,7 +82,7 @@ func ownRatio(m Measurement) *float64 { return m.RatioToReference }
 
 func noRatio(Measurement) *float64 { return nil }
 
-func throughputSection(b *strings.Builder, run *Run) {
+func (throughputKind) section(b *strings.Builder, run *Run) {
 	t := &table{header: throughputHeader([]string{"#", "Step"}, "x ref[2]")}
 	for i, s := range run.Steps {
 		if len(s.Throughput) == 0 {
@@ -111,7 +117,15 @@ func latencySection(b *strings.Builder, run *Run) {
 	}
 }
 
-func compareThroughput(b *strings.Builder, rows []compared, ratio string) {
+func (throughputKind) rows(s Step) []row {
+	var rows []row
+	for _, m := range s.Throughput {
+		rows = append(rows, measurementRows(m, row{})...)
+	}
+	return rows
+}
+
+func (throughputKind) compare(b *strings.Builder, rows []compared, ratio string) {
 	t := &table{header: throughputHeader([]string{"#", "UPF / Date"}, ratio)}
 	first := rows[0].step.Throughput
 	addRows(t, rows, func(s *Step) []string {

@@ -121,6 +121,12 @@ func compareBySize(b *strings.Builder, rows []compared, ratio, figure string, va
 	}
 	slices.Sort(sizes)
 	t := &table{header: []string{"#", "UPF / Date"}}
+	if len(sizes) == 0 { // e.g. pings that no size had answered
+		t.header = append(t.header, strings.ReplaceAll(figure, "<br>", " "))
+		addRows(t, rows, func(*Step) []string { return []string{"none"} })
+		t.write(b)
+		return
+	}
 	for _, size := range sizes {
 		t.header = append(t.header, fmt.Sprintf("%d B<br>%s", size, figure), "<br>"+ratio)
 	}

@@ -3,7 +3,10 @@ package report
 import (
 	"bytes"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 )
 
 // otherRun is fixedRun measured on another UPF: slower, without the churn
@@ -39,6 +42,32 @@ func TestCompare(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "compare.md", b.Bytes())
+}
+
+// A step with no figures in the first run, missing from the other, still
+// has its table.
+func TestCompareUnansweredPingsAgainstNoPings(t *testing.T) {
+	first, other := fixedRun(), otherRun()
+	var pingStep int
+	for i, s := range first.Steps {
+		if len(s.Ping) > 0 {
+			pingStep = i
+		}
+	}
+	for i := range first.Steps[pingStep].Ping {
+		p := &first.Steps[pingStep].Ping[i]
+		*p = NewPing(p.Target, p.Size, p.Transmitted, nil, time.Second)
+	}
+	other.Steps = slices.Delete(other.Steps, pingStep, pingStep+1)
+	var b bytes.Buffer
+	if err := Compare(&b, []Compared{{Label: "a.json", Run: first}, {Label: "b.json", Run: other}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| A | upfd v0.4.0<br>2026-11-22 | none |", "| B | eUPF v0.6.4<br>2026-11-23 | no such step |"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("no %q in\n%s", want, b.String())
+		}
+	}
 }
 
 // TestCompareFiles compares runs as written to and read from JSON.

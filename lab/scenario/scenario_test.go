@@ -326,7 +326,15 @@ func TestValidateScenarioBuiltInCode(t *testing.T) {
 	s := Default()
 	s.src = nil
 	s.Steps = append(s.Steps, Step{Kind: KindCBR, Name: "cbr"})
-	if err := s.Validate(); err == nil || err.Error() != `steps[4]: a "cbr" step without its settings: the field of its kind is nil` {
+	if err := s.Validate(); err == nil || err.Error() != `steps[4]: a "cbr" step without its settings: set Settings to a *scenario.CBR` {
+		t.Errorf("got %v", err)
+	}
+	s.Steps[4].Settings = &Ping{}
+	if err := s.Validate(); err == nil || err.Error() != `steps[4]: a "cbr" step with the settings of another kind (*scenario.Ping); set Settings to a *scenario.CBR` {
+		t.Errorf("got %v", err)
+	}
+	s.Steps[4] = Step{Kind: "iperf", Name: "x", Settings: &Ping{}}
+	if err := s.Validate(); err == nil || !strings.HasPrefix(err.Error(), `steps[4]: no step kind "iperf"; use one of throughput, ndr,`) {
 		t.Errorf("got %v", err)
 	}
 	s = Default()

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -177,9 +178,17 @@ func (v *validator) steps(s *Scenario) {
 	named := map[string]string{} // step name to the path of the step that has it
 	for i, st := range s.Steps {
 		path := yamlfile.ItemPath("steps", i)
-		if st.Settings == nil {
-			// Only a Step built in code can get here; Parse makes whole ones.
-			v.add(path, "a %s step without its settings: the field of its kind is nil", yamlfile.Quote(st.Kind))
+		// Only a Step built in code can fail these; Parse makes whole ones.
+		want := newStep(st.Kind)
+		switch {
+		case want == nil:
+			v.add(path, "no step kind %s; use one of %s", yamlfile.Quote(st.Kind), strings.Join(Kinds, ", "))
+			continue
+		case st.Settings == nil:
+			v.add(path, "a %s step without its settings: set Settings to a %T", yamlfile.Quote(st.Kind), want.Settings)
+			continue
+		case reflect.TypeOf(st.Settings) != reflect.TypeOf(want.Settings):
+			v.add(path, "a %s step with the settings of another kind (%T); set Settings to a %T", yamlfile.Quote(st.Kind), st.Settings, want.Settings)
 			continue
 		}
 		v.stepName(path, st.Name, named)

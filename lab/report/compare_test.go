@@ -29,10 +29,21 @@ func otherRun() *Run {
 			s.Subscribers[j].Downlink.RxGbps *= 0.9
 		}
 	}
-	run.Steps[1].NDR[0].Result.RxKpps, run.Steps[1].NDR[0].Result.RxGbps = 900, 10.38
-	run.Steps[5] = Step{Header: Header{Name: "cbr 1400 B 100kpps", Kind: "cbr", Setup: "1400 B, 100kpps, 2s each"},
+	ndr := stepOfKind(run, "ndr")
+	ndr.NDR[0].Result.RxKpps, ndr.NDR[0].Result.RxGbps = 900, 10.38
+	*stepOfKind(run, "churn") = Step{Header: Header{Name: "cbr 1400 B 100kpps", Kind: "cbr", Setup: "1400 B, 100kpps, 2s each"},
 		CBR: []CBR{{Size: 1400, OfferedKpps: 100, Sent: 200_000, Received: 200_000, PPS: 100_000, Mbps: 1120}}}
 	return run
+}
+
+// stepOfKind is run's first step of kind.
+func stepOfKind(run *Run, kind string) *Step {
+	for i := range run.Steps {
+		if run.Steps[i].Kind == kind {
+			return &run.Steps[i]
+		}
+	}
+	panic("no " + kind + " step")
 }
 
 func TestCompare(t *testing.T) {

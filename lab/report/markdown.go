@@ -139,7 +139,13 @@ func placementTable(places []Placement) *table {
 // The footnotes of the throughput tables.
 const (
 	cpuNote   = "CPU used by the UPF, in % of one core: its processes and threads, plus softirq on the cores its traffic arrives on (XDP runs there)."
-	ratioNote = "Rx packet rate over the reference forwarder's, measured in the same run under the same load."
+	ratioNote = "Rx packet rate over the reference forwarder's, measured in the same run under the same load. " +
+		"Measured in rounds (or an NDR's trials at the rate found), the median of the rounds' ratios, each to the reference forwarder's round beside it, " +
+		"and in brackets the middle half of them (first to third quartile)."
+	// coreNote is for the steps on one core, whose rates are per second
+	// of the core's time.
+	coreNote = "On 1 core (the closed loop) rates are per second of the time the core gave the traffic, " +
+		"which leaves out what other processes took of it meanwhile."
 )
 
 func stepCell(h Header) string {

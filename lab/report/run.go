@@ -90,15 +90,24 @@ type Measurement struct {
 	// UPF's toward the sink (xdp_xmit_errors). A starved host shows here
 	// (a sink or UPF that did not run in time), not a UPF that dropped.
 	Refused uint64 `json:"refused,omitempty"`
+	// CoreSeconds is set in a closed loop: the CPU time its one core gave
+	// the measurement, which the rates are per second of (PerCoreSecond).
+	CoreSeconds float64 `json:"core_seconds,omitempty"`
+	// RoundsRxKpps are the Rx rates of each round, in the order run, when
+	// the step ran in rounds.
+	RoundsRxKpps []float64 `json:"rounds_rx_kpps,omitempty"`
 	// Latency is one way, from the generator's stamp to the sink; nil
 	// when the sink kept no histogram.
 	Latency *Latency `json:"latency,omitempty"`
 	CPU     *CPU     `json:"cpu,omitempty"`
 	// Reference is the reference forwarder under the same load, and
 	// RatioToReference this Rx packet rate over its (packets, not bits:
-	// the reference forwards the tunnel headers that a UPF removes).
+	// the reference forwards the tunnel headers that a UPF removes); in
+	// rounds, the median of the rounds' ratios, RatioSpread their
+	// quartiles.
 	Reference        *Measurement `json:"reference,omitempty"`
 	RatioToReference *float64     `json:"ratio_to_reference,omitempty"`
+	RatioSpread      *Spread      `json:"ratio_spread,omitempty"`
 }
 
 // NewMeasurement makes a measurement from the generator's and the sink's

@@ -25,8 +25,8 @@ func (subscribersKind) has(s *Step) bool { return len(s.Subscribers) > 0 }
 func (r *Run) AddSubscribers(h Header, loads ...SubscriberLoad) {
 	s := r.step(h)
 	for _, l := range loads {
-		l.Uplink.RatioToReference = packetRatio(l.Uplink, l.Uplink.Reference)
-		l.Downlink.RatioToReference = packetRatio(l.Downlink, l.Downlink.Reference)
+		l.Uplink.RatioToReference, l.Uplink.RatioSpread = PacketRatio(l.Uplink, l.Uplink.Reference)
+		l.Downlink.RatioToReference, l.Downlink.RatioSpread = PacketRatio(l.Downlink, l.Downlink.Reference)
 		s.Subscribers = append(s.Subscribers, l)
 	}
 }
@@ -44,7 +44,7 @@ func (subscribersKind) section(b *strings.Builder, run *Run) {
 			t.add(strconv.Itoa(l.Subscribers), f2(l.Uplink.RxGbps), seedLoss(l.Uplink.LossPct),
 				f2(l.Downlink.RxGbps), seedLoss(l.Downlink.LossPct),
 				sentOfOffered(l.Uplink)+" / "+sentOfOffered(l.Downlink), cpuText(l.CPU),
-				ratioText(l.Uplink.RatioToReference), ratioText(l.Downlink.RatioToReference))
+				ownRatio(l.Uplink), ownRatio(l.Downlink))
 		}
 		fmt.Fprintf(b, "**%d. %s**: %s\n\n", i+1, cell(s.Name), cell(s.Setup))
 		t.write(b)

@@ -16,7 +16,7 @@ func (throughputKind) has(s *Step) bool { return len(s.Throughput) > 0 }
 func (r *Run) AddThroughput(h Header, ms ...Measurement) {
 	s := r.step(h)
 	for _, m := range ms {
-		m.RatioToReference = packetRatio(m, m.Reference)
+		m.RatioToReference, m.RatioSpread = PacketRatio(m, m.Reference)
 		s.Throughput = append(s.Throughput, m)
 	}
 }
@@ -34,22 +34,23 @@ func throughputHeader(first []string, ratio string) []string {
 
 // directionCells are one measurement's cells under directionHeader; a
 // direction not measured is a dash.
-func directionCells(m *Measurement, ratio *float64) []string {
+func directionCells(m *Measurement, ratio string) []string {
 	if m == nil {
 		return repeat("–", 5)
 	}
 	return []string{
 		txRx(f2(m.TxGbps), f2(m.RxGbps)), txRx(f2(m.TxKpps), f2(m.RxKpps)),
-		lossText(m.LossPct), cpuText(m.CPU), ratioText(ratio),
+		lossText(m.LossPct), cpuText(m.CPU), ratio,
 	}
 }
 
-// throughputCells are the cells of both directions; ratio picks each one's.
-func throughputCells(ms []Measurement, ratio func(Measurement) *float64) []string {
+// throughputCells are the cells of both directions; ratio writes each
+// one's.
+func throughputCells(ms []Measurement, ratio func(Measurement) string) []string {
 	var cells []string
 	for _, dir := range []string{"uplink", "downlink"} {
 		m := byDirection(ms, dir)
-		var r *float64
+		var r string
 		if m != nil {
 			r = ratio(*m)
 		}
@@ -78,9 +79,10 @@ func references(ms []Measurement) []Measurement {
 	return refs
 }
 
-func ownRatio(m Measurement) *float64 { return m.RatioToReference }
+// ownRatio is m's ratio to the reference, with its spread.
+func ownRatio(m Measurement) string { return RatioText(m.RatioToReference, m.RatioSpread) }
 
-func noRatio(Measurement) *float64 { return nil }
+func noRatio(Measurement) string { return "" }
 
 func (throughputKind) section(b *strings.Builder, run *Run) {
 	t := &table{header: throughputHeader([]string{"#", "Step"}, "x ref[2]")}
@@ -98,7 +100,22 @@ func (throughputKind) section(b *strings.Builder, run *Run) {
 	}
 	t.write(b)
 	fmt.Fprintf(b, "1. %s\n2. %s\n\n", cpuNote, ratioNote)
+	if closedLoop(run) {
+		fmt.Fprintf(b, "%s\n\n", coreNote)
+	}
 	latencySection(b, run)
+}
+
+// closedLoop says whether a throughput step of run ran on one core.
+func closedLoop(run *Run) bool {
+	for _, s := range run.Steps {
+		for _, m := range s.Throughput {
+			if m.CoreSeconds > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // latencySection shows the one-way latencies, when the sink kept them.
@@ -129,9 +146,9 @@ func (throughputKind) compare(b *strings.Builder, rows []compared, ratio string)
 	t := &table{header: throughputHeader([]string{"#", "UPF / Date"}, ratio)}
 	first := rows[0].step.Throughput
 	addRows(t, rows, func(s *Step) []string {
-		return throughputCells(s.Throughput, func(m Measurement) *float64 {
+		return throughputCells(s.Throughput, func(m Measurement) string {
 			f := byDirection(first, m.Direction)
-			return over(m.RxKpps, rxKpps(f), f != nil)
+			return ratioText(over(m.RxKpps, rxKpps(f), f != nil))
 		})
 	})
 	t.write(b)

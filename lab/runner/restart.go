@@ -12,6 +12,7 @@ import (
 	"github.com/wmnsk/go-pfcp/ie"
 	"github.com/wmnsk/go-pfcp/message"
 
+	"github.com/sluice-upf/sluice/lab/cpu"
 	"github.com/sluice-upf/sluice/lab/report"
 	"github.com/sluice-upf/sluice/lab/scenario"
 	"github.com/sluice-upf/sluice/lab/smf"
@@ -53,11 +54,7 @@ func (restartKind) run(ctx context.Context, r *runner, st scenario.Step) error {
 	rs := st.Settings.(*scenario.Restart)
 	m := newMeasurer(r.lab, 0) // the UPF's process changes: no CPU figure
 	var flights []*flight
-	defer func() {
-		for _, f := range flights {
-			f.close()
-		}
-	}()
+	defer func() { closeAll(flights) }()
 	for _, dir := range rs.Direction.Each() {
 		f, err := m.prepare(newLoad(dir, rs.Size, rs.Rate, rs.Duration, r.sessions, r.s.Sessions.Flows, tgen.UPF))
 		if err != nil {
@@ -128,7 +125,10 @@ func (r *runner) underTraffic(ctx context.Context, m *measurer, flights []*fligh
 		}
 	})
 	wg.Wait()
-	time.Sleep(drain)
+	settle(flights)
+	for _, f := range flights {
+		err = errors.Join(err, f.endRound(cpu.Usage{}, false)) // no CPU figure: the UPF's process changes
+	}
 	return times, err
 }
 

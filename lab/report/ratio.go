@@ -1,0 +1,90 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+)
+
+// Spread is how far the ratios of a step's rounds (or an NDR's trials at
+// the rate found) lie apart: their first and third quartiles, between
+// which the middle half of them lies.
+type Spread struct {
+	Low  float64 `json:"p25"`
+	High float64 `json:"p75"`
+}
+
+// PacketRatio is m's Rx packet rate over ref's, or nil without a
+// reference that received anything. Measured in rounds on both sides,
+// it is the median of the rounds' ratios, each round's over the
+// reference's round beside it, with their quartiles as the spread.
+func PacketRatio(m Measurement, ref *Measurement) (*float64, *Spread) {
+	if ref == nil {
+		return nil, nil
+	}
+	if len(m.RoundsRxKpps) > 1 && len(m.RoundsRxKpps) == len(ref.RoundsRxKpps) {
+		return medianRatio(m.RoundsRxKpps, ref.RoundsRxKpps)
+	}
+	if ref.RxKpps == 0 {
+		return nil, nil
+	}
+	ratio := m.RxKpps / ref.RxKpps
+	return &ratio, nil
+}
+
+// medianRatio is the median of a[i]/b[i] over the pairs whose b is not 0,
+// and the quartiles of those ratios when there are two or more.
+func medianRatio(a, b []float64) (*float64, *Spread) {
+	var ratios []float64
+	for i := range min(len(a), len(b)) {
+		if b[i] > 0 {
+			ratios = append(ratios, a[i]/b[i])
+		}
+	}
+	if len(ratios) == 0 {
+		return nil, nil
+	}
+	slices.Sort(ratios)
+	m := quantile(ratios, 0.5)
+	if len(ratios) == 1 {
+		return &m, nil
+	}
+	return &m, &Spread{Low: quantile(ratios, 0.25), High: quantile(ratios, 0.75)}
+}
+
+// quantile is the q-quantile of sorted values, between the two nearest by
+// linear interpolation (R's type 7, as spreadsheets compute quartiles).
+func quantile(sorted []float64, q float64) float64 {
+	pos := q * float64(len(sorted)-1)
+	i := int(math.Floor(pos))
+	if i+1 >= len(sorted) {
+		return sorted[len(sorted)-1]
+	}
+	return sorted[i] + (pos-float64(i))*(sorted[i+1]-sorted[i])
+}
+
+// PerCoreSecond gives m's rates per second of core: the CPU time the core
+// of a closed loop (one generator worker flat out, the UPF and the sink in
+// its softirq) gave the measurement, which leaves out the time other
+// processes took it. Seconds stays the time it took.
+func (m *Measurement) PerCoreSecond(core time.Duration) {
+	if core <= 0 || m.Seconds <= 0 {
+		return
+	}
+	m.CoreSeconds = core.Seconds()
+	f := m.Seconds / m.CoreSeconds
+	m.TxGbps, m.TxKpps, m.RxGbps, m.RxKpps = f*m.TxGbps, f*m.TxKpps, f*m.RxGbps, f*m.RxKpps
+}
+
+// RatioText writes a ratio with its spread, if it has one: "0.68
+// (0.65-0.71)".
+func RatioText(ratio *float64, spread *Spread) string {
+	if ratio == nil {
+		return ""
+	}
+	if spread == nil {
+		return f2(*ratio)
+	}
+	return fmt.Sprintf("%s (%s-%s)", f2(*ratio), f2(spread.Low), f2(spread.High))
+}

@@ -165,26 +165,42 @@ func (ndrKind) rows(s Step) []row {
 	return rows
 }
 
+// compare sets each run's NDR and ratio to its own reference side by
+// side, and that ratio over the first run's.
 func (ndrKind) compare(b *strings.Builder, rows []compared, ratio string) {
-	t := &table{header: []string{"#", "UPF / Date", "UpLink NDR<br>Gbps", "<br>Kpps", "<br>" + ratio,
-		"DownLink NDR<br>Gbps", "<br>Kpps", "<br>" + ratio}}
-	first := byKey(rows[0].step.NDR, func(x Search) (string, float64, bool) { return x.Direction, x.Result.RxKpps, x.Found })
+	t := &table{header: []string{"#", "UPF / Date"}}
+	for _, dir := range []string{"UpLink", "DownLink"} {
+		t.header = append(t.header, dir+" NDR<br>Rx Kpps", "<br>x ref[1]", "<br>"+ratio+"[2]")
+	}
+	first := rows[0].step.NDR
 	addRows(t, rows, func(s *Step) []string {
 		return append(ndrCells(s.NDR, "uplink", first), ndrCells(s.NDR, "downlink", first)...)
 	})
 	t.write(b)
+	fmt.Fprintf(b, "1. %s\n2. %s\n\n", compareRatioNote, versusNote(rows[0].label))
 }
 
-// ndrCells are one direction's NDR in Gbps and Kpps (Rx) and its ratio.
-func ndrCells(searches []Search, direction string, first map[string]float64) []string {
-	i := slices.IndexFunc(searches, func(s Search) bool { return s.Direction == direction })
+// ndrCells are one direction's NDR (Rx), its ratio to its reference, and
+// that over the first run's.
+func ndrCells(searches []Search, direction string, first []Search) []string {
+	s := bySearchDirection(searches, direction)
 	switch {
-	case i < 0:
+	case s == nil:
 		return repeat("–", 3)
-	case !searches[i].Found:
-		return []string{"none passed", "", ""}
+	case !s.Found:
+		return []string{"none held", "", ""}
 	}
-	m := searches[i].Result
-	f, ok := first[direction]
-	return []string{f2(m.RxGbps), f2(m.RxKpps), ratioText(over(m.RxKpps, f, ok))}
+	cells := []string{f2(s.Result.RxKpps), RatioText(s.RatioToReference, s.RatioSpread), ""}
+	if f := bySearchDirection(first, direction); f != nil && f.Found {
+		cells[2] = versus(s.RatioToReference, f.RatioToReference, s.Result.RxKpps, f.Result.RxKpps)
+	}
+	return cells
+}
+
+func bySearchDirection(searches []Search, direction string) *Search {
+	i := slices.IndexFunc(searches, func(s Search) bool { return s.Direction == direction })
+	if i < 0 {
+		return nil
+	}
+	return &searches[i]
 }

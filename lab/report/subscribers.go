@@ -109,11 +109,11 @@ func (subscribersKind) compare(b *strings.Builder, rows []compared, ratio string
 			}
 			f := first[n]
 			t.add(strconv.Itoa(n), r.label, upfDate(r.run), f2(l.Uplink.RxGbps), seedLoss(l.Uplink.LossPct),
-				f2(l.Downlink.RxGbps), seedLoss(l.Downlink.LossPct),
-				ratioText(over(l.Uplink.RxKpps, f.Uplink.RxKpps, true)), ratioText(over(l.Downlink.RxKpps, f.Downlink.RxKpps, true)))
+				f2(l.Downlink.RxGbps), seedLoss(l.Downlink.LossPct), versusFirst(&l.Uplink, &f.Uplink), versusFirst(&l.Downlink, &f.Downlink))
 		}
 	}
 	t.write(b)
+	fmt.Fprintf(b, "%s\n\n", versusNote(rows[0].label))
 }
 
 // plots stack throughput over loss, against the subscriber count, with the

@@ -142,17 +142,37 @@ func (throughputKind) rows(s Step) []row {
 	return rows
 }
 
+// compare sets each run's Rx rate and ratio to its own reference side by
+// side, and that ratio over the first run's.
 func (throughputKind) compare(b *strings.Builder, rows []compared, ratio string) {
-	t := &table{header: throughputHeader([]string{"#", "UPF / Date"}, ratio)}
+	t := &table{header: []string{"#", "UPF / Date"}}
+	for _, dir := range []string{"UpLink", "DownLink"} {
+		t.header = append(t.header, dir+"<br>Rx Kpps", "<br>Loss %", "<br>x ref[1]", "<br>"+ratio+"[2]")
+	}
 	first := rows[0].step.Throughput
 	addRows(t, rows, func(s *Step) []string {
-		return throughputCells(s.Throughput, func(m Measurement) string {
-			f := byDirection(first, m.Direction)
-			return ratioText(over(m.RxKpps, rxKpps(f), f != nil))
-		})
+		var cells []string
+		for _, dir := range []string{"uplink", "downlink"} {
+			m, f := byDirection(s.Throughput, dir), byDirection(first, dir)
+			if m == nil {
+				cells = append(cells, repeat("–", 4)...)
+				continue
+			}
+			cells = append(cells, f2(m.RxKpps), lossText(m.LossPct), ownRatio(*m), versusFirst(m, f))
+		}
+		return cells
 	})
 	t.write(b)
-	fmt.Fprintf(b, "1. %s\n\n", cpuNote)
+	fmt.Fprintf(b, "1. %s\n2. %s\n\n", compareRatioNote, versusNote(rows[0].label))
+}
+
+// versusFirst is m's ratio to its reference over f's, or, if either has
+// none, m's Rx rate over f's, marked.
+func versusFirst(m, f *Measurement) string {
+	if f == nil {
+		return ""
+	}
+	return versus(m.RatioToReference, f.RatioToReference, m.RxKpps, f.RxKpps)
 }
 
 func rxKpps(m *Measurement) float64 {

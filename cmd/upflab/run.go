@@ -59,10 +59,11 @@ func runScenario(args []string) error {
 	if err != nil {
 		return errors.Join(runErr, err)
 	}
-	if err := report.WriteMarkdown(os.Stdout, run); err != nil {
+	if err := report.WriteText(os.Stdout, run); err != nil {
 		return errors.Join(runErr, err)
 	}
-	fmt.Fprintf(os.Stderr, "upflab: %d files in %s, run took %v\n", len(written), o.Dir, time.Since(start).Round(time.Second))
+	fmt.Fprintf(os.Stderr, "upflab: %d files in %s (run.md: every table, the trials, the plots), run took %v\n",
+		len(written), o.Dir, time.Since(start).Round(time.Second))
 	return runErr
 }
 

@@ -39,16 +39,27 @@ func (r *Run) AddCBR(h Header, points ...CBR) {
 	s.CBR = append(s.CBR, points...)
 }
 
-func (cbrKind) section(b *strings.Builder, run *Run) {
-	t := &table{header: []string{"#", "Step", "Size<br>bytes", "Offered<br>Kpps", "Sent", "Received", "Loss %", "Goodput<br>pps", "<br>Mbit/s"}}
+// cbrTable has a row per step and size.
+func cbrTable(run *Run) *table {
+	t := &table{left: 2, header: []string{"#", "Step", "Size<br>bytes", "Offered<br>Kpps", "Sent", "Received", "Loss %", "Goodput<br>pps", "<br>Mbit/s"}}
 	for i, s := range run.Steps {
 		for _, c := range s.CBR {
 			t.add(strconv.Itoa(i+1), cell(s.Name), strconv.Itoa(c.Size), offeredText(c.OfferedKpps),
 				count(c.Sent), count(c.Received), lossText(c.LossPct), fmt.Sprintf("%.0f", c.PPS), f2(c.Mbps))
 		}
 	}
-	if len(t.rows) > 0 {
+	return t
+}
+
+func (cbrKind) section(b *strings.Builder, run *Run) {
+	if t := cbrTable(run); len(t.rows) > 0 {
 		t.write(b)
+	}
+}
+
+func (cbrKind) text(b *strings.Builder, run *Run) {
+	if t := cbrTable(run); len(t.rows) > 0 {
+		t.writeText(b)
 	}
 }
 

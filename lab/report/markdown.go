@@ -38,10 +38,12 @@ func writeMarkdown(w io.Writer, run *Run, withPlots bool) error {
 	return err
 }
 
-// table is a Markdown table under construction.
+// table is a table under construction, for Markdown (write) or a
+// terminal (writeText).
 type table struct {
 	header []string
 	rows   [][]string
+	left   int // in a terminal, columns aligned to the left, from the first
 }
 
 func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
@@ -87,13 +89,16 @@ func runTable(run *Run) *table {
 	if run.UPF.Command != "" {
 		t.add("Command", "`"+cell(run.UPF.Command)+"`")
 	}
-	s := run.Sessions
-	sessions := fmt.Sprintf("%d (%s, %d flow%s each)", s.Count, s.Profile, s.Flows, plural(s.Flows))
-	if s.PerSecond > 0 {
-		sessions += fmt.Sprintf(", established at %.0f/s", s.PerSecond)
-	}
-	t.add("Sessions", sessions)
+	t.add("Sessions", sessionsText(run.Sessions))
 	return t
+}
+
+func sessionsText(s Sessions) string {
+	text := fmt.Sprintf("%d (%s, %d flow%s each)", s.Count, s.Profile, s.Flows, plural(s.Flows))
+	if s.PerSecond > 0 {
+		text += fmt.Sprintf(", established at %.0f/s", s.PerSecond)
+	}
+	return text
 }
 
 // hostText is "name: kernel, CPU model × count", with what is known.

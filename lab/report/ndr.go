@@ -106,6 +106,53 @@ func (ndrKind) section(b *strings.Builder, run *Run) {
 	fmt.Fprintf(b, "1. %s\n2. %s\n\n%s", cpuNote, ratioNote, details.String())
 }
 
+// text gives each step a row of NDRs and ratios, and the reference
+// forwarder's below.
+func (ndrKind) text(b *strings.Builder, run *Run) {
+	t := &table{left: 2, header: []string{"#", "Step", "Uplink NDR<br>Rx kpps", "<br>x ref", "Downlink NDR<br>Rx kpps", "<br>x ref"}}
+	for i, s := range run.Steps {
+		if len(s.NDR) == 0 {
+			continue
+		}
+		var refs []Search
+		var cells []string
+		for _, dir := range []string{"uplink", "downlink"} {
+			x := bySearchDirection(s.NDR, dir)
+			if x == nil {
+				cells = append(cells, "–", "")
+				continue
+			}
+			cells = append(cells, ndrText(*x), RatioText(x.RatioToReference, x.RatioSpread))
+			if x.Reference != nil {
+				refs = append(refs, *x.Reference)
+			}
+		}
+		t.add(append([]string{strconv.Itoa(i + 1), s.Name}, cells...)...)
+		if len(refs) > 0 {
+			var cells []string
+			for _, dir := range []string{"uplink", "downlink"} {
+				if x := bySearchDirection(refs, dir); x != nil {
+					cells = append(cells, ndrText(*x), "")
+				} else {
+					cells = append(cells, "–", "")
+				}
+			}
+			t.add(append([]string{"", "  reference forwarder"}, cells...)...)
+		}
+	}
+	if len(t.rows) > 0 {
+		t.writeText(b, "NDR: the highest rate without loss that held in every trial at it (RFC 2544); the trials are in run.md.", textRatioNote)
+	}
+}
+
+// ndrText is a search's NDR, or that none held.
+func ndrText(s Search) string {
+	if !s.Found {
+		return "none held"
+	}
+	return f1(s.Result.RxKpps)
+}
+
 // searchCells are a search's result cells: the rate found.
 func searchCells(s Search, ratio string) []string {
 	trials := strconv.Itoa(len(s.Trials))

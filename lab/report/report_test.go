@@ -173,6 +173,7 @@ func TestWriters(t *testing.T) {
 		"run.json": WriteJSON,
 		"run.csv":  WriteCSV,
 		"run.md":   WriteMarkdown,
+		"run.txt":  WriteText,
 	} {
 		t.Run(file, func(t *testing.T) {
 			var b bytes.Buffer

@@ -34,24 +34,41 @@ func (r *Run) AddSubscribers(h Header, loads ...SubscriberLoad) {
 // section gives each subscribers step the columns of seed 003's Table II.
 func (subscribersKind) section(b *strings.Builder, run *Run) {
 	for i, s := range run.Steps {
-		if len(s.Subscribers) == 0 {
-			continue
+		if len(s.Subscribers) > 0 {
+			fmt.Fprintf(b, "**%d. %s**: %s\n\n", i+1, cell(s.Name), cell(s.Setup))
+			subscribersTable(s).write(b)
 		}
-		t := &table{header: []string{"Subscribers", "upload speed(Gbps)", "upload packet loss",
-			"download speed(Gbps)", "download packet loss", "sent of the model<br>up / down[1]", "CPU %[2]",
-			"x ref<br>up[3]", "x ref<br>down[3]"}}
-		for _, l := range s.Subscribers {
-			t.add(strconv.Itoa(l.Subscribers), f2(l.Uplink.RxGbps), seedLoss(l.Uplink.LossPct),
-				f2(l.Downlink.RxGbps), seedLoss(l.Downlink.LossPct),
-				sentOfOffered(l.Uplink)+" / "+sentOfOffered(l.Downlink), cpuText(l.CPU),
-				ownRatio(l.Uplink), ownRatio(l.Downlink))
-		}
-		fmt.Fprintf(b, "**%d. %s**: %s\n\n", i+1, cell(s.Name), cell(s.Setup))
-		t.write(b)
 	}
 	if b.Len() > 0 {
 		fmt.Fprintf(b, "1. %s\n2. %s\n3. %s\n\n", sentNote, cpuNote, ratioNote)
 	}
+}
+
+func (subscribersKind) text(b *strings.Builder, run *Run) {
+	for i, s := range run.Steps {
+		if len(s.Subscribers) > 0 {
+			fmt.Fprintf(b, "  %d. %s: %s\n", i+1, s.Name, s.Setup)
+			subscribersTable(s).writeText(b)
+		}
+	}
+	if b.Len() > 0 {
+		fmt.Fprintf(b, "  [1] %s\n  [2] %s\n  [3] %s\n", sentNote, cpuNote, textRatioNote)
+	}
+}
+
+// subscribersTable has the columns of seed 003's Table II, a row per
+// subscriber count.
+func subscribersTable(s Step) *table {
+	t := &table{header: []string{"Subscribers", "upload speed(Gbps)", "upload packet loss",
+		"download speed(Gbps)", "download packet loss", "sent of the model<br>up / down[1]", "CPU %[2]",
+		"x ref<br>up[3]", "x ref<br>down[3]"}}
+	for _, l := range s.Subscribers {
+		t.add(strconv.Itoa(l.Subscribers), f2(l.Uplink.RxGbps), seedLoss(l.Uplink.LossPct),
+			f2(l.Downlink.RxGbps), seedLoss(l.Downlink.LossPct),
+			sentOfOffered(l.Uplink)+" / "+sentOfOffered(l.Downlink), cpuText(l.CPU),
+			ownRatio(l.Uplink), ownRatio(l.Downlink))
+	}
+	return t
 }
 
 // sentNote explains sentOfOffered: a loss of 0 % means little when the

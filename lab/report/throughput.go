@@ -134,6 +134,48 @@ func latencySection(b *strings.Builder, run *Run) {
 	}
 }
 
+// text gives each step a row of Rx rates, losses and ratios, and the
+// reference forwarder's below: the columns of the README's table.
+func (throughputKind) text(b *strings.Builder, run *Run) {
+	t := &table{left: 2, header: []string{"#", "Step", "Uplink<br>Rx kpps", "<br>loss %", "<br>x ref",
+		"Downlink<br>Rx kpps", "<br>loss %", "<br>x ref"}}
+	for i, s := range run.Steps {
+		if len(s.Throughput) == 0 {
+			continue
+		}
+		t.add(append([]string{strconv.Itoa(i + 1), s.Name}, rxCells(s.Throughput, ownRatio)...)...)
+		if refs := references(s.Throughput); len(refs) > 0 {
+			t.add(append([]string{"", "  reference forwarder"}, rxCells(refs, noRatio)...)...)
+		}
+	}
+	if len(t.rows) == 0 {
+		return
+	}
+	notes := []string{textRatioNote}
+	if closedLoop(run) {
+		notes = append(notes, "1 core: the closed loop; its rates are per second of the time the core gave the traffic.")
+	}
+	t.writeText(b, notes...)
+}
+
+// textRatioNote explains x ref in the terminal's tables.
+const textRatioNote = "x ref: Rx packet rate over the reference forwarder's, in the same run; in rounds the median, and the middle half in brackets."
+
+// rxCells are each direction's Rx rate, loss and ratio; a direction not
+// measured is dashes.
+func rxCells(ms []Measurement, ratio func(Measurement) string) []string {
+	var cells []string
+	for _, dir := range []string{"uplink", "downlink"} {
+		m := byDirection(ms, dir)
+		if m == nil {
+			cells = append(cells, "–", "–", "")
+			continue
+		}
+		cells = append(cells, f1(m.RxKpps), lossText(m.LossPct), ratio(*m))
+	}
+	return cells
+}
+
 func (throughputKind) rows(s Step) []row {
 	var rows []row
 	for _, m := range s.Throughput {

@@ -84,8 +84,8 @@ func measurementRow(m Measurement, through string, extra row) row {
 	if m.CoreSeconds > 0 {
 		r["core_seconds"] = num(m.CoreSeconds)
 	}
-	if len(m.RoundsRxKpps) > 0 {
-		r["rounds"] = strconv.Itoa(len(m.RoundsRxKpps))
+	if len(m.Rounds) > 0 {
+		r["rounds"] = strconv.Itoa(len(m.Rounds))
 	}
 	ratioColumns(r, m.RatioToReference, m.RatioSpread)
 	for k, v := range extra {

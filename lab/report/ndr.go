@@ -153,6 +153,34 @@ func ndrText(s Search) string {
 	return f1(s.Result.RxKpps)
 }
 
+// plots draw each direction's trials in turn, what was sent and what
+// arrived, the reference forwarder's dashed beside the UPF's: where the
+// two lines part, frames were lost.
+func (ndrKind) plots(s Step, file func(string) string) []Plot {
+	var charts []chart
+	for _, search := range s.NDR {
+		var lines []series
+		for _, x := range []struct {
+			s      *Search
+			who    string
+			dashed bool
+		}{{&search, "", false}, {search.Reference, ", reference forwarder", true}} {
+			if x.s == nil {
+				continue
+			}
+			var sent, received []point
+			for i, t := range x.s.Trials {
+				sent, received = append(sent, point{float64(i + 1), t.TxKpps / 1e3}), append(received, point{float64(i + 1), t.RxKpps / 1e3})
+			}
+			lines = append(lines, series{name: "sent" + x.who, points: sent, color: 2, dashed: x.dashed},
+				series{name: "received" + x.who, points: received, dashed: x.dashed})
+		}
+		charts = append(charts, chart{title: fmt.Sprintf("NDR trials, %s: %s", search.Direction, s.Name),
+			xLabel: "trial", yLabel: "Mpps", series: lines})
+	}
+	return []Plot{{File: file("trials"), Title: "Non-drop rate trials: " + s.Name, charts: charts}}
+}
+
 // searchCells are a search's result cells: the rate found.
 func searchCells(s Search, ratio string) []string {
 	trials := strconv.Itoa(len(s.Trials))

@@ -23,8 +23,8 @@ func PacketRatio(m Measurement, ref *Measurement) (*float64, *Spread) {
 	if ref == nil {
 		return nil, nil
 	}
-	if len(m.RoundsRxKpps) > 1 && len(m.RoundsRxKpps) == len(ref.RoundsRxKpps) {
-		return medianRatio(m.RoundsRxKpps, ref.RoundsRxKpps)
+	if len(m.Rounds) > 1 && len(m.Rounds) == len(ref.Rounds) {
+		return medianRatio(m.roundsRxKpps(), ref.roundsRxKpps())
 	}
 	if ref.RxKpps == 0 {
 		return nil, nil

@@ -74,7 +74,9 @@ func withReference(m Measurement, refRx uint64) Measurement {
 // second of a core that gave it core seconds, and each round's Rx rate.
 func inRounds(m Measurement, core float64, rounds []float64) Measurement {
 	m.PerCoreSecond(time.Duration(core * float64(time.Second)))
-	m.RoundsRxKpps = rounds
+	for _, rx := range rounds {
+		m.Rounds = append(m.Rounds, Round{TxKpps: rx, RxKpps: rx})
+	}
 	return m
 }
 
@@ -270,10 +272,18 @@ func TestNewPingIsPingsSummary(t *testing.T) {
 
 func TestPlots(t *testing.T) {
 	want := map[string][2]int{
+		"01-throughput-rate.png":  {PlotWidth, 2 * PanelHeight},
+		"02-throughput-rate.png":  {PlotWidth, 3 * PanelHeight}, // in rounds: their ratios too
+		"03-ndr-trials.png":       {PlotWidth, 2 * PanelHeight}, // a search each way
 		"04-ping-rtt.png":         {PlotWidth, ChartHeight},
-		"05-cbr-pps.png":          {PlotWidth, ChartHeight},
-		"05-cbr-mbps.png":         {PlotWidth, ChartHeight},
+		"05-cbr-pps.png":          {PlotWidth, 2 * PanelHeight}, // over the loss
+		"05-cbr-mbps.png":         {PlotWidth, 2 * PanelHeight},
 		"06-subscribers-load.png": {PlotWidth, 2 * PanelHeight},
+	}
+	for _, p := range Plots(fixedRun()) {
+		if want := "upfd v0.4.0 on lab1: Linux 6.18.0, Intel(R) Xeon(R) CPU @ 2.20GHz × 2, 2026-11-22"; p.Caption != want {
+			t.Errorf("%s: caption %q; want the UPF, the host and the date: %q", p.File, p.Caption, want)
+		}
 	}
 	dir := t.TempDir()
 	files, err := Write(fixedRun(), dir, []string{"png"})

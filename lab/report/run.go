@@ -93,9 +93,9 @@ type Measurement struct {
 	// CoreSeconds is set in a closed loop: the CPU time its one core gave
 	// the measurement, which the rates are per second of (PerCoreSecond).
 	CoreSeconds float64 `json:"core_seconds,omitempty"`
-	// RoundsRxKpps are the Rx rates of each round, in the order run, when
-	// the step ran in rounds.
-	RoundsRxKpps []float64 `json:"rounds_rx_kpps,omitempty"`
+	// Rounds are the rounds, in the order run, when the step ran in
+	// rounds.
+	Rounds []Round `json:"rounds,omitempty"`
 	// Latency is one way, from the generator's stamp to the sink; nil
 	// when the sink kept no histogram.
 	Latency *Latency `json:"latency,omitempty"`
@@ -138,6 +138,24 @@ func lossPct(sent, received uint64) float64 {
 		return 0
 	}
 	return 100 * float64(sent-received) / float64(sent)
+}
+
+// Round is one round of a measurement in rounds: its rates, on the
+// measurement's basis (per second of core time in a closed loop), and its
+// loss.
+type Round struct {
+	TxKpps  float64 `json:"tx_kpps"`
+	RxKpps  float64 `json:"rx_kpps"`
+	LossPct float64 `json:"loss_pct"`
+}
+
+// roundsRxKpps are the Rx rates of m's rounds.
+func (m Measurement) roundsRxKpps() []float64 {
+	out := make([]float64, len(m.Rounds))
+	for i, r := range m.Rounds {
+		out[i] = r.RxKpps
+	}
+	return out
 }
 
 // Latency is a one-way latency distribution, in microseconds.

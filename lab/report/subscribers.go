@@ -149,14 +149,17 @@ func (subscribersKind) plots(s Step, file func(string) string) []Plot {
 			refDown = append(refDown, point{x, r.RxGbps})
 		}
 	}
-	speeds := []series{{name: "upload", points: up}, {name: "download", points: down, color: 1}}
+	// Rates count frames as they arrive: a UPF's downlink ones are G-PDUs,
+	// their bits the tunnel's headers too; the reference forwarder passes
+	// frames as sent, so its uplink ones are.
+	speeds := []series{{name: "upload", points: up}, {name: "download, with the GTP-U tunnel", points: down, color: 1}}
 	if len(refUp)+len(refDown) > 0 {
-		speeds = append(speeds, series{name: "upload, reference forwarder", points: refUp, dashed: true},
+		speeds = append(speeds, series{name: "upload, reference forwarder, with the tunnel", points: refUp, dashed: true},
 			series{name: "download, reference forwarder", points: refDown, color: 1, dashed: true})
 	}
 	title := "Throughput and packet loss by subscribers: " + s.Name
 	return []Plot{{File: file("load"), Title: title, charts: []chart{
-		{title: "Throughput: " + s.Name, xLabel: "subscribers", yLabel: "Gbps", series: speeds},
+		{title: "Throughput: " + s.Name, xLabel: "subscribers", yLabel: "Gbps, frames as received", series: speeds},
 		{title: "Packet loss: " + s.Name, xLabel: "subscribers", yLabel: "loss (%)",
 			series: []series{{name: "upload", points: upLoss}, {name: "download", points: downLoss, color: 1}}},
 	}}}

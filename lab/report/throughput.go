@@ -176,6 +176,58 @@ func rxCells(ms []Measurement, ratio func(Measurement) string) []string {
 	return cells
 }
 
+// plots draw each round's Rx rate over its loss, a colour a direction,
+// the reference forwarder's dashed beside the UPF's, and, in rounds
+// beside the reference, each round's ratio to it. A step of one round has
+// a point each.
+func (throughputKind) plots(s Step, file func(string) string) []Plot {
+	var rates, losses, ratios []series
+	for c, m := range s.Throughput {
+		if ref := m.Reference; ref != nil && len(m.Rounds) > 1 && len(m.Rounds) == len(ref.Rounds) {
+			var points []point
+			for i := range m.Rounds {
+				if ref.Rounds[i].RxKpps > 0 {
+					points = append(points, point{float64(i + 1), m.Rounds[i].RxKpps / ref.Rounds[i].RxKpps})
+				}
+			}
+			ratios = append(ratios, series{name: m.Direction, color: c, points: points})
+		}
+		for _, x := range []struct {
+			m      *Measurement
+			name   string
+			dashed bool
+		}{{&m, m.Direction, false}, {m.Reference, m.Direction + ", reference forwarder", true}} {
+			if x.m == nil {
+				continue
+			}
+			rates = append(rates, series{name: x.name, color: c, dashed: x.dashed, points: byRound(*x.m, func(r Round) float64 { return r.RxKpps / 1e3 })})
+			losses = append(losses, series{name: x.name, color: c, dashed: x.dashed, points: byRound(*x.m, func(r Round) float64 { return r.LossPct })})
+		}
+	}
+	charts := []chart{
+		{title: "Rx rate by round: " + s.Name, xLabel: "round", yLabel: "Mpps", series: rates},
+		{title: "Loss by round: " + s.Name, xLabel: "round", yLabel: "loss (%)", series: losses},
+	}
+	if len(ratios) > 0 {
+		charts = append(charts, chart{title: "Ratio to the reference forwarder by round: " + s.Name,
+			xLabel: "round", yLabel: "x ref", series: ratios})
+	}
+	return []Plot{{File: file("rate"), Title: "Throughput and loss by round: " + s.Name, charts: charts}}
+}
+
+// byRound is a figure of each of m's rounds, or of m itself as round 1.
+func byRound(m Measurement, figure func(Round) float64) []point {
+	rounds := m.Rounds
+	if len(rounds) == 0 {
+		rounds = []Round{{TxKpps: m.TxKpps, RxKpps: m.RxKpps, LossPct: m.LossPct}}
+	}
+	points := make([]point, len(rounds))
+	for i, r := range rounds {
+		points[i] = point{float64(i + 1), figure(r)}
+	}
+	return points
+}
+
 func (throughputKind) rows(s Step) []row {
 	var rows []row
 	for _, m := range s.Throughput {

@@ -268,17 +268,16 @@ type round struct {
 	cpu            *cpu.Usage
 }
 
-// rxKpps is the round's Rx rate: per second of the core's time in a
-// closed loop (report.Measurement.PerCoreSecond), else of the round's.
-func (r round) rxKpps() float64 {
+// report is the round's rates, per second of the core's time in a closed
+// loop (report.Measurement.PerCoreSecond), else of the round's, and its
+// loss.
+func (r round) report() report.Round {
 	t := r.took
 	if r.closedLoop && r.coreTime > 0 {
 		t = r.coreTime
 	}
-	if t <= 0 {
-		return 0
-	}
-	return float64(r.rx) / t.Seconds() / 1e3
+	m := report.NewMeasurement("", "", 0, t, r.tx, 0, r.rx, 0)
+	return report.Round{TxKpps: m.TxKpps, RxKpps: m.RxKpps, LossPct: m.LossPct}
 }
 
 func (m *measurer) prepare(l load) (*flight, error) {
@@ -380,7 +379,7 @@ func (f *flight) result() (report.Measurement, error) {
 	}
 	if len(f.rounds) > 1 {
 		for _, rd := range f.rounds {
-			meas.RoundsRxKpps = append(meas.RoundsRxKpps, rd.rxKpps())
+			meas.Rounds = append(meas.Rounds, rd.report())
 		}
 	}
 	meas.Refused = f.refused()

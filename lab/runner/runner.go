@@ -77,25 +77,28 @@ func (r *runner) all(ctx context.Context) (err error) {
 		return err
 	}
 	r.placement()
-	// The reference forwarder, in the twin for a comparison, or in the
-	// UPF's namespace when it is the UPF under test, for the whole run.
-	refIn := r.lab
+	// The reference forwarder stands for the whole run: in the twin, and
+	// in the UPF's namespace when it is the UPF under test.
 	if r.s.MeasuresReference() {
 		r.progress("lab %s: the reference forwarder's twin of it", RefLabName(t.Name))
 		twin, err := r.up(topo.Options{Name: RefLabName(t.Name), Queues: t.Queues})
 		if err != nil {
 			return err
 		}
-		r.refLab, refIn = &twin, twin
-	}
-	if r.refLab != nil || r.s.UPF.Kind == scenario.UPFReference {
-		fwd, err := attachReference(refIn)
+		r.refLab = &twin
+		fwd, err := attachReference(twin)
 		if err != nil {
 			return err
 		}
 		defer fwd.Close()
 	}
-	if r.s.UPF.Kind != scenario.UPFReference {
+	if r.s.UPF.Kind == scenario.UPFReference {
+		fwd, err := attachReference(r.lab)
+		if err != nil {
+			return err
+		}
+		defer fwd.Close()
+	} else {
 		// Stopped also when the rest of the start fails: a pinned upfd
 		// forwards on until its pins are removed.
 		err = r.startUPF(ctx)

@@ -57,13 +57,15 @@ type target struct {
 }
 
 // targets are what the compared steps measure: the UPF under test and,
-// when the run measures it, the reference forwarder. When the reference
-// forwarder is the UPF under test, it is in the UPF's namespace.
+// when the run measures it, the reference forwarder in the twin. When the
+// reference forwarder is the UPF under test, it is in the UPF's namespace.
 func (r *runner) targets() []target {
+	var upf target
 	if r.s.UPF.Kind == scenario.UPFReference {
-		return []target{r.referenceTarget(r.lab)}
+		upf = r.referenceTarget(r.lab)
+	} else {
+		upf = target{name: r.s.UPF.Name, m: newMeasurer(r.lab, r.upf.pid()), sessions: r.sessions, path: tgen.UPF}
 	}
-	upf := target{name: r.s.UPF.Name, m: newMeasurer(r.lab, r.upf.pid()), sessions: r.sessions, path: tgen.UPF}
 	if r.refLab == nil {
 		return []target{upf}
 	}

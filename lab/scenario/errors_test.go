@@ -84,7 +84,6 @@ func TestBadFiles(t *testing.T) {
 		{"more flows than the sink keeps", "upf: reference\nsessions:\n  count: 300000\n  flows: 4\n" + steps, `scenario.yaml:4: sessions.flows: 300000 sessions × 4 flows are 1200000 flows; the generator and the sink keep 1048576 at the most, so lower sessions.count or sessions.flows`},
 		{"churn above sessions", "sessions: {count: 50}\nsteps:\n  - {kind: churn, per_second: 100}\n", `scenario.yaml:3: steps[0].per_second: 100 is more than the 50 sessions (line 1); churn re-establishes sessions that exist`},
 		{"ndr resolution above max rate", "steps:\n  - kind: ndr\n    max_rate: 1Mpps\n    resolution: 2Mpps\n", `scenario.yaml:4: steps[0].resolution: 2Mpps is not finer than max_rate, 1Mpps; the search would stop at once: lower it`},
-		{"reference against itself", "upf: reference\nreference: true\n" + steps, `scenario.yaml:2: reference: the UPF under test is the reference forwarder already; remove reference: true`},
 		{"output placeholder", "outputs:\n  directory: out/{date}\n" + steps, `scenario.yaml:2: outputs.directory: {date} is not a placeholder here; want {name} or {time}`},
 		{"format twice", "outputs:\n  formats: [md, md]\n" + steps, `scenario.yaml:2: outputs.formats[1]: md is listed already as outputs.formats[0]; list each once`},
 

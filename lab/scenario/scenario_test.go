@@ -257,6 +257,24 @@ func TestDefault(t *testing.T) {
 	}
 }
 
+// The reference forwarder as the UPF under test is measured against
+// itself, in the twin, only when the file asks.
+func TestReferenceAgainstItself(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want bool
+	}{
+		{"upf: reference\nsteps: [{kind: throughput, duration: 1s}]\n", false},
+		{"upf: reference\nreference: true\nsteps: [{kind: throughput, duration: 1s}]\n", true},
+		{"upf: upfd\nsteps: [{kind: throughput, duration: 1s}]\n", true},
+	} {
+		s := mustParse(t, c.text)
+		if s.MeasuresReference() != c.want || s.Estimate() != map[bool]time.Duration{false: 2 * time.Second, true: 4 * time.Second}[c.want] {
+			t.Errorf("%q: measures the reference %v in %v of traffic; want %v", c.text, s.MeasuresReference(), s.Estimate(), c.want)
+		}
+	}
+}
+
 func TestDefaultsOfAbsentKeys(t *testing.T) {
 	s := mustParse(t, "steps:\n  - kind: throughput\n  - kind: ping\n  - kind: subscribers\n")
 	// 2000 sessions, not 1000: the subscriber model's largest count.

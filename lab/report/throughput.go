@@ -268,10 +268,3 @@ func versusFirst(m, f *Measurement) string {
 	}
 	return versus(m.RatioToReference, f.RatioToReference, m.RxKpps, f.RxKpps)
 }
-
-func rxKpps(m *Measurement) float64 {
-	if m == nil {
-		return 0
-	}
-	return m.RxKpps
-}

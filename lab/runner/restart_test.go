@@ -73,7 +73,7 @@ outputs: {directory: %s, formats: [json]}
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := stepOf(t, run, scenario.KindRestart)
+	st := stepOf(t, run, scenario.KindRestart, "")
 	if st.Error != "" {
 		t.Errorf("step failed: %s", st.Error)
 	}

@@ -20,6 +20,9 @@ func writeMarkdown(w io.Writer, run *Run, withPlots bool) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# upflab: %s\n\n", run.Scenario)
 	runTable(run).write(&b)
+	if note := bpfStatsNote(run); note != "" {
+		fmt.Fprintf(&b, "**Note:** %s\n\n", note)
+	}
 	if len(run.Placement) > 0 {
 		placementTable(run.Placement).write(&b)
 	}

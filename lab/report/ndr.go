@@ -59,15 +59,6 @@ func (s Search) final() []Trial {
 	return out
 }
 
-// finalRxKpps are the Rx rates of the trials at the rate found.
-func (s Search) finalRxKpps() []float64 {
-	var out []float64
-	for _, t := range s.final() {
-		out = append(out, t.RxKpps)
-	}
-	return out
-}
-
 // ndrKind writes a search per direction: its result, beside the reference
 // forwarder's, and its trials.
 type ndrKind struct{}
@@ -79,7 +70,14 @@ func (r *Run) AddNDR(h Header, searches ...Search) {
 	s := r.step(h)
 	for _, search := range searches {
 		if ref := search.Reference; ref != nil && ref.Found && search.Found {
-			search.RatioToReference, search.RatioSpread = medianRatio(search.finalRxKpps(), ref.finalRxKpps())
+			a, b := search.final(), ref.final()
+			var rxA, rxB []float64
+			var stats []bool
+			for i := range min(len(a), len(b)) {
+				rxA, rxB = append(rxA, a[i].RxKpps), append(rxB, b[i].RxKpps)
+				stats = append(stats, a[i].BPFStats || b[i].BPFStats)
+			}
+			search.RatioToReference, search.RatioSpread = medianRatio(clearPairs(rxA, rxB, stats))
 		}
 		s.NDR = append(s.NDR, search)
 	}

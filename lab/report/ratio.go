@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -24,13 +26,35 @@ func PacketRatio(m Measurement, ref *Measurement) (*float64, *Spread) {
 		return nil, nil
 	}
 	if len(m.Rounds) > 1 && len(m.Rounds) == len(ref.Rounds) {
-		return medianRatio(m.roundsRxKpps(), ref.roundsRxKpps())
+		var a, b []float64
+		var stats []bool
+		for i := range m.Rounds {
+			a, b = append(a, m.Rounds[i].RxKpps), append(b, ref.Rounds[i].RxKpps)
+			stats = append(stats, m.Rounds[i].BPFStats || ref.Rounds[i].BPFStats)
+		}
+		return medianRatio(clearPairs(a, b, stats))
 	}
 	if ref.RxKpps == 0 {
 		return nil, nil
 	}
 	ratio := m.RxKpps / ref.RxKpps
 	return &ratio, nil
+}
+
+// clearPairs leaves out the pairs measured while BPF's run-time
+// statistics were on, unless that leaves none: then it keeps them all,
+// and Measurement.BPFStats says so.
+func clearPairs(a, b []float64, stats []bool) ([]float64, []float64) {
+	var ca, cb []float64
+	for i := range min(len(a), len(b), len(stats)) {
+		if !stats[i] {
+			ca, cb = append(ca, a[i]), append(cb, b[i])
+		}
+	}
+	if len(ca) == 0 {
+		return a, b
+	}
+	return ca, cb
 }
 
 // medianRatio is the median of a[i]/b[i] over the pairs whose b is not 0,
@@ -87,4 +111,47 @@ func RatioText(ratio *float64, spread *Spread) string {
 		return f2(*ratio)
 	}
 	return fmt.Sprintf("%s (%s-%s)", f2(*ratio), f2(spread.Low), f2(spread.High))
+}
+
+// bpfStatsNote says which steps were measured, in part, while BPF's
+// run-time statistics were on, or is empty.
+func bpfStatsNote(run *Run) string {
+	var steps []string
+	for i, s := range run.Steps {
+		if s.bpfStats() {
+			steps = append(steps, strconv.Itoa(i+1))
+		}
+	}
+	if len(steps) == 0 {
+		return ""
+	}
+	return "BPF's run-time statistics were on during step " + strings.Join(steps, ", ") +
+		": another process turned them on for the whole machine, and every XDP program run paid two clock reads more, " +
+		"which draws ratios toward 1. The rounds and trials measured so are left out of the ratios, where others remain."
+}
+
+// bpfStats says whether some measurement of s ran while BPF's run-time
+// statistics were on.
+func (s Step) bpfStats() bool {
+	var ms []Measurement
+	for _, m := range s.Throughput {
+		ms = append(ms, m)
+		if m.Reference != nil {
+			ms = append(ms, *m.Reference)
+		}
+	}
+	for _, x := range s.NDR {
+		for _, search := range []*Search{&x, x.Reference} {
+			if search == nil {
+				continue
+			}
+			for _, t := range search.Trials {
+				ms = append(ms, t.Measurement)
+			}
+		}
+	}
+	for _, l := range s.Subscribers {
+		ms = append(ms, l.Uplink, l.Downlink)
+	}
+	return slices.ContainsFunc(ms, func(m Measurement) bool { return m.BPFStats })
 }

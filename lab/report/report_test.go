@@ -7,9 +7,11 @@ import (
 	"image"
 	"image/png"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -365,5 +367,34 @@ func TestThisHost(t *testing.T) {
 	}
 	if got := cpuModel([]byte("processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R) CPU @ 2.20GHz\n")); got != "Intel(R) Xeon(R) CPU @ 2.20GHz" {
 		t.Errorf("cpuModel = %q", got)
+	}
+}
+
+// Rounds measured while BPF's run-time statistics were on are left out
+// of the ratio, unless every round was; the run says so.
+func TestRatioLeavesOutRoundsWithBPFStats(t *testing.T) {
+	rounds := func(rx []float64, stats ...int) []Round {
+		out := make([]Round, len(rx))
+		for i, v := range rx {
+			out[i] = Round{TxKpps: v, RxKpps: v, BPFStats: slices.Contains(stats, i)}
+		}
+		return out
+	}
+	upf := Measurement{Direction: "uplink", RxKpps: 800, Rounds: rounds([]float64{1000, 1000, 600, 700}, 1), BPFStats: true}
+	ref := Measurement{Direction: "uplink", RxKpps: 1200, Rounds: rounds([]float64{2000, 1000, 1000, 1000})}
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+	r, sp := PacketRatio(upf, &ref)
+	if r == nil || !near(*r, 0.6) || sp == nil || !near(sp.Low, 0.55) || !near(sp.High, 0.65) {
+		t.Errorf("ratio %v, spread %v; want 0.6 (0.55-0.65) of 0.5, 0.6 and 0.7, without the round of 1.0", r, sp)
+	}
+	ref.Rounds = rounds([]float64{2000, 1000, 1000, 1000}, 0, 2, 3)
+	if r, _ := PacketRatio(upf, &ref); r == nil || !near(*r, 0.65) {
+		t.Errorf("every round with the statistics on: ratio %v; want the median of 0.5, 1, 0.6 and 0.7, 0.65", r)
+	}
+	run := fixedRun()
+	run.AddThroughput(Header{Name: "stats", Kind: "throughput"}, withReference(upf, 1000))
+	var b bytes.Buffer
+	if err := WriteText(&b, run); err != nil || !strings.Contains(b.String(), "BPF's run-time statistics were on during step 9:") {
+		t.Errorf("the terminal's summary does not say which step ran with BPF's statistics on (%v):\n%s", err, b.String())
 	}
 }

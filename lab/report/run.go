@@ -90,6 +90,12 @@ type Measurement struct {
 	// UPF's toward the sink (xdp_xmit_errors). A starved host shows here
 	// (a sink or UPF that did not run in time), not a UPF that dropped.
 	Refused uint64 `json:"refused,omitempty"`
+	// BPFStats says that BPF's run-time statistics were on during the
+	// measurement, or some round of it: another process turned them on
+	// for the whole machine, and every XDP program run paid two clock
+	// reads more, the reference forwarder's as the UPF's, which draws
+	// ratios toward 1.
+	BPFStats bool `json:"bpf_stats,omitempty"`
 	// CoreSeconds is set in a closed loop: the CPU time its one core gave
 	// the measurement, which the rates are per second of (PerCoreSecond).
 	CoreSeconds float64 `json:"core_seconds,omitempty"`
@@ -144,18 +150,10 @@ func lossPct(sent, received uint64) float64 {
 // measurement's basis (per second of core time in a closed loop), and its
 // loss.
 type Round struct {
-	TxKpps  float64 `json:"tx_kpps"`
-	RxKpps  float64 `json:"rx_kpps"`
-	LossPct float64 `json:"loss_pct"`
-}
-
-// roundsRxKpps are the Rx rates of m's rounds.
-func (m Measurement) roundsRxKpps() []float64 {
-	out := make([]float64, len(m.Rounds))
-	for i, r := range m.Rounds {
-		out[i] = r.RxKpps
-	}
-	return out
+	TxKpps   float64 `json:"tx_kpps"`
+	RxKpps   float64 `json:"rx_kpps"`
+	LossPct  float64 `json:"loss_pct"`
+	BPFStats bool    `json:"bpf_stats,omitempty"` // as Measurement.BPFStats
 }
 
 // Latency is a one-way latency distribution, in microseconds.

@@ -22,6 +22,9 @@ func WriteText(w io.Writer, run *Run) error {
 	fmt.Fprintf(&b, "  host      %s\n", hostText(run.Host))
 	fmt.Fprintf(&b, "  UPF       %s\n", upfText(run.UPF))
 	fmt.Fprintf(&b, "  sessions  %s\n", sessionsText(run.Sessions))
+	if note := bpfStatsNote(run); note != "" {
+		fmt.Fprintf(&b, "  note      %s\n", note)
+	}
 	for _, k := range kinds {
 		var section strings.Builder
 		k.text(&section, run)

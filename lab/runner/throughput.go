@@ -95,6 +95,9 @@ func measurementText(m report.Measurement) string {
 		if ratio, spread := report.PacketRatio(m, ref); ratio != nil {
 			text += ", x ref " + report.RatioText(ratio, spread)
 		}
+		if m.BPFStats || ref.BPFStats {
+			text += " (BPF's run-time statistics were on, turned on by another process: the rounds measured so are left out of the ratio)"
+		}
 	}
 	return text
 }

@@ -18,27 +18,31 @@ type Spread struct {
 }
 
 // PacketRatio is m's Rx packet rate over ref's, or nil without a
-// reference that received anything. Measured in rounds on both sides,
-// it is the median of the rounds' ratios, each round's over the
-// reference's round beside it, with their quartiles as the spread.
+// reference that received anything. At a set rate it is the share of the
+// packets sent that arrived, over ref's: on a busy machine the generator
+// may fall short of the rate, and not by as much on each path, which the
+// UPF's ratio must not show. Measured in rounds on both sides, it is the
+// median of the rounds' ratios, each round's over the reference's round
+// beside it, with their quartiles as the spread.
 func PacketRatio(m Measurement, ref *Measurement) (*float64, *Spread) {
 	if ref == nil {
 		return nil, nil
 	}
+	figure := func(rx, lossPct float64) float64 { return rx }
+	if m.OfferedKpps > 0 {
+		figure = func(_, lossPct float64) float64 { return 100 - lossPct }
+	}
 	if len(m.Rounds) > 1 && len(m.Rounds) == len(ref.Rounds) {
 		var a, b []float64
 		var stats []bool
-		for i := range m.Rounds {
-			a, b = append(a, m.Rounds[i].RxKpps), append(b, ref.Rounds[i].RxKpps)
-			stats = append(stats, m.Rounds[i].BPFStats || ref.Rounds[i].BPFStats)
+		for i, r := range m.Rounds {
+			f := ref.Rounds[i]
+			a, b = append(a, figure(r.RxKpps, r.LossPct)), append(b, figure(f.RxKpps, f.LossPct))
+			stats = append(stats, r.BPFStats || f.BPFStats)
 		}
 		return medianRatio(clearPairs(a, b, stats))
 	}
-	if ref.RxKpps == 0 {
-		return nil, nil
-	}
-	ratio := m.RxKpps / ref.RxKpps
-	return &ratio, nil
+	return medianRatio([]float64{figure(m.RxKpps, m.LossPct)}, []float64{figure(ref.RxKpps, ref.LossPct)})
 }
 
 // clearPairs leaves out the pairs measured while BPF's run-time

@@ -398,3 +398,17 @@ func TestRatioLeavesOutRoundsWithBPFStats(t *testing.T) {
 		t.Errorf("the terminal's summary does not say which step ran with BPF's statistics on (%v):\n%s", err, b.String())
 	}
 }
+
+// At a set rate the generator may fall short, not by as much on each
+// path: the ratio is of the shares that arrived, not of the rates.
+func TestRatioAtASetRate(t *testing.T) {
+	upf := NewMeasurement("uplink", "64", 100, time.Second, 90_000, 0, 90_000, 0)
+	ref := NewMeasurement("uplink", "64", 100, time.Second, 100_000, 0, 100_000, 0)
+	if r, _ := PacketRatio(upf, &ref); r == nil || *r != 1 {
+		t.Errorf("both forwarded all they were sent: ratio %v; want 1", r)
+	}
+	upf = NewMeasurement("uplink", "64", 100, time.Second, 100_000, 0, 80_000, 0)
+	if r, _ := PacketRatio(upf, &ref); r == nil || math.Abs(*r-0.8) > 1e-9 {
+		t.Errorf("the UPF lost a fifth: ratio %v; want 0.8", r)
+	}
+}

@@ -1,0 +1,105 @@
+package gnb
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os/exec"
+	"strings"
+)
+
+// command runs a program and returns what it printed; an error carries the
+// command line and what it said.
+func command(name string, args ...string) ([]byte, error) {
+	out, err := exec.Command(name, args...).Output()
+	if err == nil {
+		return out, nil
+	}
+	said := ""
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		said = strings.TrimSpace(string(exit.Stderr))
+	}
+	if errors.Is(err, exec.ErrNotFound) {
+		said = "install it (scripts/deps.sh does)"
+	}
+	return nil, fmt.Errorf("%s %s: %v: %s", name, strings.Join(args, " "), err, said)
+}
+
+// ip runs iproute2's ip.
+func ip(args ...string) error {
+	_, err := command("ip", args...)
+	return err
+}
+
+// ipAll runs each ip command in turn, stopping at the first that fails.
+func ipAll(cmds [][]string) error {
+	for _, c := range cmds {
+		if err := ip(c...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ipBatch runs many ip commands in namespace ns at once (ip -batch): a
+// thousand addresses or routes take milliseconds rather than seconds.
+func ipBatch(ns string, lines []string) error {
+	if len(lines) == 0 {
+		return nil
+	}
+	cmd := exec.Command("ip", "-n", ns, "-batch", "-")
+	cmd.Stdin = strings.NewReader(strings.Join(lines, "\n") + "\n")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("ip -n %s -batch (%d commands, the first %q): %v: %s", ns, len(lines), lines[0], err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// ethtool runs ethtool on dev in namespace ns.
+func ethtool(ns string, args ...string) ([]byte, error) {
+	return command("ip", append([]string{"netns", "exec", ns, "ethtool"}, args...)...)
+}
+
+// txChecksum says whether dev in ns has TX checksum offload on.
+func txChecksum(ns, dev string) (bool, error) {
+	out, err := ethtool(ns, "-k", dev)
+	if err != nil {
+		return false, err
+	}
+	for _, l := range strings.Split(string(out), "\n") {
+		if v, ok := strings.CutPrefix(l, "tx-checksumming:"); ok {
+			return strings.HasPrefix(strings.TrimSpace(v), "on"), nil
+		}
+	}
+	return false, fmt.Errorf("ethtool -k %s in %s: no tx-checksumming", dev, ns)
+}
+
+// setOffloads sets features of dev in ns, as `ethtool -K dev tx off ...`.
+func setOffloads(ns, dev string, features ...string) error {
+	_, err := ethtool(ns, append([]string{"-K", dev}, features...)...)
+	return err
+}
+
+// neighbour is the MAC of addr on dev in namespace ns, as its neighbour
+// table has it.
+func neighbour(ns, dev string, addr netip.Addr) (net.HardwareAddr, error) {
+	out, err := command("ip", "-n", ns, "-j", "neigh", "show", addr.String(), "dev", dev)
+	if err != nil {
+		return nil, err
+	}
+	var entries []struct {
+		LLAddr string `json:"lladdr"`
+	}
+	if err := json.Unmarshal(out, &entries); err != nil {
+		return nil, fmt.Errorf("ip -j neigh: %w", err)
+	}
+	for _, e := range entries {
+		if mac, err := net.ParseMAC(e.LLAddr); err == nil {
+			return mac, nil
+		}
+	}
+	return nil, fmt.Errorf("no neighbour %v on %s in %s", addr, dev, ns)
+}

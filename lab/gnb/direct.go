@@ -72,11 +72,10 @@ func (g *GNB) addDirect() error {
 	if err != nil {
 		return err
 	}
-	// As on the tunnel's path: the stacks make their checksums, GSO cuts
-	// MTU-sized packets, and GRO joins what they receive (with XDP on ue0
-	// and on the DN's n6 the kernel turns it on there).
+	// As on the tunnel's path: the stacks make their checksums and GSO
+	// cuts MTU-sized packets; GRO is off, as on ue0 and the DN's n6.
 	for _, ns := range []string{ue, dn} {
-		if err := setOffloads(ns, DevDirect, "tx", "off", "gro", "on"); err != nil {
+		if err := setOffloads(ns, DevDirect, "tx", "off", "gro", "off"); err != nil {
 			return err
 		}
 	}

@@ -24,8 +24,12 @@ func (g *GNB) load() (err error) {
 	if err := g.loadObjects(); err != nil {
 		return err
 	}
-	g.ueLink, err = attachXDP(g.ns, DevUE, g.objs.XdpGnbUe)
-	return err
+	if g.ueLink, err = attachXDP(g.ns, DevUE, g.objs.XdpGnbUe); err != nil {
+		return err
+	}
+	// Older kernels turn GRO on with XDP on a veth; the UEs' stacks take
+	// packets one by one, as the DN's and the direct link's do.
+	return setOffloads(g.ns, DevUE, "gro", "off")
 }
 
 // loadObjects loads the programs with the sessions in their tables; the

@@ -11,6 +11,9 @@ have clang-format-19 || need+=(clang-format-19)
 have ip || need+=(iproute2)
 have ethtool || need+=(ethtool)
 have ping || need+=(iputils-ping)
+# lab/gnb's real UEs: TCP each way and a page from the DN
+have iperf3 || need+=(iperf3)
+have curl || need+=(curl)
 have tshark || need+=(tshark)
 have python3 || need+=(python3)
 python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
@@ -21,6 +24,8 @@ if ((${#need[@]})); then
 	apt-get update -qq
 	# tshark asks whether non-root users may capture; the default (no) is fine
 	echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
+	# nor need iperf3 run as a daemon: the lab starts its own servers
+	echo "iperf3 iperf3/start_daemon boolean false" | debconf-set-selections
 	apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 

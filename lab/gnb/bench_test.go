@@ -1,6 +1,7 @@
 package gnb
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/sluice-upf/sluice/lab/cpu"
 	"github.com/sluice-upf/sluice/lab/smf"
+	"github.com/sluice-upf/sluice/lab/tgen"
 	"github.com/sluice-upf/sluice/lab/topo"
 )
 
@@ -49,6 +51,10 @@ func BenchmarkRealUEs(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer stats.Close()
+	floor, err := statsFloor(g)
+	if err != nil {
+		b.Fatal(err)
+	}
 	most := counts[0]
 	for _, n := range counts {
 		most = max(most, n)
@@ -88,7 +94,24 @@ func BenchmarkRealUEs(b *testing.B) {
 			}
 		}
 	}
-	printRows(rows, sessions, d)
+	printRows(rows, sessions, d, floor)
+}
+
+// statsFloor is what run-time statistics make of a run of a program that
+// does nothing (xdp_gnb_ue): the clock reads they add to every figure.
+func statsFloor(g *GNB) (time.Duration, error) {
+	before, err := g.objs.XdpGnbUe.Stats()
+	if err != nil {
+		return 0, err
+	}
+	if _, _, err := g.objs.XdpGnbUe.Benchmark(make([]byte, 64), 1<<20, nil); err != nil {
+		return 0, err
+	}
+	after, err := g.objs.XdpGnbUe.Stats()
+	if err != nil {
+		return 0, err
+	}
+	return (after.Runtime - before.Runtime) / time.Duration(after.RunCount-before.RunCount), nil
 }
 
 type benchRow struct {
@@ -97,10 +120,11 @@ type benchRow struct {
 	downlink  bool
 	gbps      float64 // what the receivers got, all UEs together
 	retrans   uint64
-	cost      Cost    // the gNB's programs over the measurement
+	cost      Cost // the gNB's programs over the measurement
 	elapsed   time.Duration
 	busy      float64 // the machine's cores together, percent of one
 	softirq   float64
+	drops     [3]uint64 // frames full rings refused: the gNB's, the UPF's, the stacks' (ringDrops)
 	perUEMbps []float64
 }
 
@@ -115,6 +139,10 @@ func (r benchRow) dir() string {
 func measure(g *GNB, n int, d time.Duration, reverse bool) (benchRow, error) {
 	r := benchRow{ues: n, downlink: reverse, perUEMbps: make([]float64, n)}
 	before, err := g.Cost()
+	if err != nil {
+		return r, err
+	}
+	dropsBefore, err := ringDrops(g)
 	if err != nil {
 		return r, err
 	}
@@ -140,6 +168,13 @@ func measure(g *GNB, n int, d time.Duration, reverse bool) (benchRow, error) {
 	if err != nil {
 		return r, err
 	}
+	dropsAfter, err := ringDrops(g)
+	if err != nil {
+		return r, err
+	}
+	for i := range r.drops {
+		r.drops[i] = dropsAfter[i] - dropsBefore[i]
+	}
 	if err := errors.Join(errs...); err != nil {
 		return r, err
 	}
@@ -156,10 +191,58 @@ func measure(g *GNB, n int, d time.Duration, reverse bool) (benchRow, error) {
 	return r, nil
 }
 
-func printRows(rows []benchRow, sessions int, d time.Duration) {
+// ringDrops are the frames that veths of the path refused because the
+// ring of their peer was full: XDP redirected into the gNB's n3 or gnbue,
+// or sent out of the gNB's n3 (TC); redirected by the UPF into its n3 or
+// n6; sent by the UEs' stacks out of ue0 and the DN's out of its n6.
+func ringDrops(g *GNB) ([3]uint64, error) {
+	var d [3]uint64
+	for _, x := range []struct {
+		who     int
+		ns, dev string
+		xdp     bool // redirected into dev, else sent out of it
+	}{
+		{0, g.lab.GNB, DevGNBUE, true}, {0, g.lab.GNB, topo.DevN3, true}, {0, g.lab.GNB, topo.DevN3, false},
+		{1, g.lab.UPF, topo.DevN3, true}, {1, g.lab.UPF, topo.DevN6, true},
+		{2, g.ns, DevUE, false}, {2, g.lab.DN, topo.DevN6, false},
+	} {
+		var n uint64
+		var err error
+		if x.xdp {
+			n, err = tgen.XmitErrors(x.ns, x.dev)
+		} else {
+			n, err = txDropped(x.ns, x.dev)
+		}
+		if err != nil {
+			return d, err
+		}
+		d[x.who] += n
+	}
+	return d, nil
+}
+
+func txDropped(ns, dev string) (uint64, error) {
+	out, err := command("ip", "-n", ns, "-j", "-s", "link", "show", "dev", dev)
+	if err != nil {
+		return 0, err
+	}
+	var links []struct {
+		Stats struct {
+			TX struct {
+				Dropped uint64 `json:"dropped"`
+			} `json:"tx"`
+		} `json:"stats64"`
+	}
+	if err := json.Unmarshal(out, &links); err != nil || len(links) != 1 {
+		return 0, fmt.Errorf("ip -j -s link show %s: %v", dev, err)
+	}
+	return links[0].Stats.TX.Dropped, nil
+}
+
+func printRows(rows []benchRow, sessions int, d time.Duration, floor time.Duration) {
 	w := os.Stdout
-	fmt.Fprintf(w, "\n| path | UEs | direction | goodput Gbit/s | x ceiling | retransmits | gNB uplink ns/pkt | gNB downlink ns/pkt | gNB Mpps | gNB %% of a CPU | machine busy %% (softirq) |\n")
-	fmt.Fprintf(w, "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	fmt.Fprintf(w, "\n| path | UEs | direction | goodput Gbit/s | x ceiling | retransmits | gNB uplink ns/pkt | gNB downlink ns/pkt | gNB Mpps | gNB %% of a CPU | machine busy %% (softirq) | full rings: gNB / UPF / stacks |\n")
+	fmt.Fprintf(w, "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	ceiling := map[string]float64{}
 	for _, r := range rows {
 		if strings.HasPrefix(r.path, "ceiling") {
@@ -172,12 +255,15 @@ func printRows(rows []benchRow, sessions int, d time.Duration) {
 			x = fmt.Sprintf("%.2f", r.gbps/c)
 		}
 		total := r.cost.Uplink.add(r.cost.Downlink)
-		fmt.Fprintf(w, "| %s | %d | %s | %.2f | %s | %d | %.0f | %.0f | %.3f | %.1f | %.0f (%.0f) |\n",
+		fmt.Fprintf(w, "| %s | %d | %s | %.2f | %s | %d | %.0f | %.0f | %.3f | %.1f | %.0f (%.0f) | %d / %d / %d |\n",
 			r.path, r.ues, r.dir(), r.gbps, x, r.retrans,
 			float64(r.cost.Uplink.PerRun()), float64(r.cost.Downlink.PerRun()),
-			float64(total.Runs)/r.elapsed.Seconds()/1e6, Share(r.cost.Total().Time, r.elapsed), r.busy, r.softirq)
+			float64(total.Runs)/r.elapsed.Seconds()/1e6, Share(r.cost.Total().Time, r.elapsed), r.busy, r.softirq,
+			r.drops[0], r.drops[1], r.drops[2])
 	}
-	fmt.Fprintf(w, "\n%d sessions (plain profile) through upfd, iperf3 TCP for %v per row, each UE its own client and server; "+
-		"gNB figures are BPF run-time statistics of its programs (both directions: data and ACKs), "+
-		"not the veths' work around them.\n", sessions, d)
+	fmt.Fprintf(w, "\n%d sessions (plain profile) through upfd, iperf3 TCP for %v per row, each UE its own client and server. "+
+		"gNB figures are BPF run-time statistics of its programs (each direction carries data one way and ACKs the other; "+
+		"%% of a CPU counts the pass program on ue0 too), not the veths' work around them; "+
+		"they count %d ns a run for a program that does nothing. Full rings: frames a veth refused because its peer's ring was full, "+
+		"those the gNB sent, the UPF sent, the UEs' and the DN's stacks sent.\n", sessions, d, floor.Nanoseconds())
 }

@@ -73,7 +73,9 @@ func (g *GNB) addDirect() error {
 		return err
 	}
 	// As on the tunnel's path: the stacks make their checksums and GSO
-	// cuts MTU-sized packets; GRO is off, as on ue0 and the DN's n6.
+	// cuts MTU-sized packets; GRO is off, as on ue0 and the DN's n6. No
+	// qdisc: without XDP on its peer a veth hands a packet to the peer's
+	// backlog at once, and has no ring to be full.
 	for _, ns := range []string{ue, dn} {
 		if err := setOffloads(ns, DevDirect, "tx", "off", "gro", "off"); err != nil {
 			return err

@@ -383,4 +383,36 @@ func TestPrivilegedRealUEsThroughUPFD(t *testing.T) {
 			t.Errorf("after Use(Tunnel), UE 32 counted %+v (%v): want its packets through the gNB", c.UEs[32], err)
 		}
 	})
+	t.Run("Detach and Close leave the lab as it was", func(t *testing.T) {
+		if err := g.Detach(); err != nil {
+			t.Fatal(err)
+		}
+		tx, err := txChecksum(lab.DN, topo.DevN6)
+		if err != nil || !tx {
+			t.Errorf("the DN's n6: TX checksum offload %v (%v), want on again", tx, err)
+		}
+		for _, d := range [][2]string{{lab.DN, topo.DevN6}, {lab.GNB, topo.DevN3}} {
+			if q, err := hasQdisc(d[0], d[1]); err != nil || q {
+				t.Errorf("%s/%s: a qdisc left (%v)", d[0], d[1], err)
+			}
+		}
+		if err := g.Close(); err != nil {
+			t.Fatal(err)
+		}
+		devs, err := topo.Show(lab.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range devs {
+			if d.XDP != nil && d.Namespace != lab.UPF || d.Name == DevGNBUE || d.Name == DevDirect {
+				t.Errorf("left %s/%s, XDP %v", d.Namespace, d.Name, d.XDP)
+			}
+		}
+		if _, err := os.Stat("/run/netns/" + g.Namespace()); err == nil {
+			t.Errorf("the UE namespace %s is left", g.Namespace())
+		}
+		if off, err := topo.Open(lab.Name); err != nil {
+			t.Errorf("the lab after Close: %v (%v)", err, off)
+		}
+	})
 }

@@ -109,6 +109,7 @@ type GNB struct {
 	ueLink closer // xdp_gnb_ue on ue0
 	att    *attachment
 	direct bool
+	closed bool
 }
 
 // Namespace is the UE namespace of the lab called lab.
@@ -154,8 +155,13 @@ func Down(lab string) error {
 }
 
 // Close detaches and unloads the programs, and removes the UE namespace
-// and the direct link, leaving the lab as it was.
+// and the direct link, leaving the lab as it was. Closing again does
+// nothing.
 func (g *GNB) Close() error {
+	if g.closed {
+		return nil
+	}
+	g.closed = true
 	errs := []error{g.Detach()}
 	if g.ueLink != nil {
 		errs = append(errs, g.ueLink.Close())

@@ -103,3 +103,36 @@ func neighbour(ns, dev string, addr netip.Addr) (net.HardwareAddr, error) {
 	}
 	return nil, fmt.Errorf("no neighbour %v on %s in %s", addr, dev, ns)
 }
+
+// The qdisc the UEs' and the DN's stacks send through: a veth has none
+// (noqueue), and then drops what its peer's ring cannot take, where a
+// device with one stops its queue and the sender waits. pfifo_fast is
+// built into every kernel.
+const qdisc = "pfifo_fast"
+
+// hasQdisc says whether dev in ns has a root qdisc (noqueue is none).
+func hasQdisc(ns, dev string) (bool, error) {
+	out, err := command("tc", "-n", ns, "-j", "qdisc", "show", "dev", dev, "root")
+	if err != nil {
+		return false, err
+	}
+	var q []struct {
+		Kind string `json:"kind"`
+	}
+	if s := strings.TrimSpace(string(out)); s != "" {
+		if err := json.Unmarshal([]byte(s), &q); err != nil {
+			return false, fmt.Errorf("tc -j qdisc show dev %s: %w", dev, err)
+		}
+	}
+	return len(q) > 0 && q[0].Kind != "noqueue", nil
+}
+
+// setQdisc gives dev in ns the qdisc, or none (noqueue) if on is false.
+func setQdisc(ns, dev string, on bool) error {
+	if on {
+		_, err := command("tc", "-n", ns, "qdisc", "replace", "dev", dev, "root", qdisc)
+		return err
+	}
+	_, err := command("tc", "-n", ns, "qdisc", "del", "dev", dev, "root")
+	return err
+}

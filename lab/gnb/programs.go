@@ -136,7 +136,8 @@ func (g *GNB) fill() error {
 type attachment struct {
 	links   []link.Link
 	dnPass  io.Closer
-	dnTxOn  bool // the DN's n6 had TX checksum offload on before
+	dnTxOn  bool        // the DN's n6 had TX checksum offload on before
+	qdiscs  [][2]string // namespace and device Attach gave a qdisc
 	uplink  Uplink
 	devices []string
 }
@@ -149,7 +150,10 @@ type attachment struct {
 // and, unless one is there, puts a passing XDP program on it: the DN's own
 // packets (an iperf3 or web server's) cross an XDP UPF as their bytes are,
 // so they must carry their checksums; and frames an XDP UPF redirects into
-// its n6 reach the DN only if the DN's end has NAPI. Detach undoes both.
+// its n6 reach the DN only if the DN's end has NAPI. The DN's n6 and the
+// gNB's n3 (which the TC uplink sends from) get a qdisc where they have
+// none, so that their senders wait for a full ring rather than lose to it.
+// Detach undoes all three.
 func (g *GNB) Attach() (err error) {
 	if g.att != nil {
 		return nil
@@ -176,6 +180,16 @@ func (g *GNB) Attach() (err error) {
 	}
 	if a.dnPass, err = g.lab.AttachPass(g.lab.DN, topo.DevN6); err != nil {
 		return err
+	}
+	for _, d := range [][2]string{{g.lab.DN, topo.DevN6}, {g.lab.GNB, topo.DevN3}} {
+		has, err := hasQdisc(d[0], d[1])
+		if err == nil && !has {
+			err = setQdisc(d[0], d[1], true)
+			a.qdiscs = append(a.qdiscs, d)
+		}
+		if err != nil {
+			return fmt.Errorf("gnb: %w", err)
+		}
 	}
 	dl, err := attachXDP(g.lab.GNB, topo.DevN3, g.objs.XdpGnbDl)
 	if err != nil {
@@ -212,6 +226,9 @@ func (g *GNB) Detach() error {
 	}
 	if a.dnTxOn {
 		errs = append(errs, setOffloads(g.lab.DN, topo.DevN6, "tx", "on"))
+	}
+	for _, d := range a.qdiscs {
+		errs = append(errs, setQdisc(d[0], d[1], false))
 	}
 	return errors.Join(errs...)
 }

@@ -27,7 +27,9 @@ var (
 // it, and a redirected frame is not finished by the kernel later. TX
 // checksum offload is off on ue0, so the stack makes every checksum (TSO
 // goes with it). GSO stays on: it cuts a large send into MTU-sized packets
-// before ue0, checksummed, at a lower cost to the UE's stack.
+// before ue0, checksummed, at a lower cost to the UE's stack. ue0 has a
+// qdisc, so that a UE's stack waits when gnbue's ring is full rather than
+// lose what it sent.
 func (g *GNB) build() error {
 	ue, gnb := g.ns, g.lab.GNB
 	q := strconv.Itoa(max(g.lab.Queues, 1))
@@ -52,6 +54,9 @@ func (g *GNB) build() error {
 		return fmt.Errorf("gnb: build the UE namespace: %w", err)
 	}
 	if err := setOffloads(ue, DevUE, "tx", "off"); err != nil {
+		return fmt.Errorf("gnb: %w", err)
+	}
+	if err := setQdisc(ue, DevUE, true); err != nil {
 		return fmt.Errorf("gnb: %w", err)
 	}
 	lines := make([]string, 0, 2*len(g.ues)+4)

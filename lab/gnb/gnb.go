@@ -31,6 +31,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/cilium/ebpf/link"
+
 	"github.com/sluice-upf/sluice/internal/netns"
 	"github.com/sluice-upf/sluice/lab/smf"
 	"github.com/sluice-upf/sluice/lab/topo"
@@ -106,7 +108,7 @@ type GNB struct {
 	ues    []UE
 	uplink Uplink
 	objs   gnbObjects
-	ueLink closer // xdp_gnb_ue on ue0
+	ueLink link.Link // xdp_gnb_ue on ue0
 	att    *attachment
 	direct bool
 	closed bool

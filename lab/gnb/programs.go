@@ -16,8 +16,6 @@ import (
 	"github.com/sluice-upf/sluice/lab/topo"
 )
 
-type closer = io.Closer
-
 // load loads the programs for the gNB's n3 and gnbue with the sessions in
 // their tables, and puts xdp_gnb_ue on ue0.
 func (g *GNB) load() (err error) {
@@ -134,12 +132,11 @@ func (g *GNB) fill() error {
 
 // attachment is what Attach put on the devices, and what it changed.
 type attachment struct {
-	links   []link.Link
-	dnPass  io.Closer
-	dnTxOn  bool        // the DN's n6 had TX checksum offload on before
-	qdiscs  [][2]string // namespace and device Attach gave a qdisc
-	uplink  Uplink
-	devices []string
+	links  []link.Link
+	dnPass io.Closer
+	dnTxOn bool        // the DN's n6 had TX checksum offload on before
+	qdiscs [][2]string // namespace and device Attach gave a qdisc
+	uplink Uplink
 }
 
 // Attach puts the downlink program on the gNB's n3 and the uplink one on

@@ -79,7 +79,8 @@ func (g *GNB) build() error {
 
 // Command prepares a program to run in the UE namespace, as `ip netns
 // exec` does. It is one UE or another by the address it binds: iperf3 -B,
-// curl --interface, ping -I; unbound it is UE 0.
+// curl --interface, ping -I; unbound, the kernel picks (UE 0's address,
+// the first on ue0, as a rule).
 func (g *GNB) Command(ctx context.Context, name string, args ...string) *exec.Cmd {
 	return exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", g.ns, name}, args...)...)
 }

@@ -46,7 +46,8 @@ buffer:
   total_packets: 65536         # held for all sessions together
 xdp_mode: native               # native | generic | auto (native, else generic where the driver cannot)
 pin_path: ""                   # no pinning; /sys/fs/bpf/upfd would keep forwarding across restarts
-state_file: /var/lib/upfd/state.json  # pinned, N4's state waits here for the next upfd
+state_file: /var/lib/upfd/state.journal  # pinned, N4's state is kept here for the next upfd
+state_fsync: false             # true: each change on the disk before what it records leaves upfd
 api:
   listen: 127.0.0.1:8080       # the REST API; "": none
   token: ""                    # what requests that change something must carry; "": read-only
@@ -67,7 +68,7 @@ var keys = []string{
 	"dnns", "dnns[].name", "dnns[].pools",
 	"teid_range", "max_sessions", "max_pdrs_per_session", "gbr_capacity", "gbr_capacity.uplink", "gbr_capacity.downlink",
 	"buffer", "buffer.packets_per_session", "buffer.total_packets",
-	"xdp_mode", "pin_path", "state_file",
+	"xdp_mode", "pin_path", "state_file", "state_fsync",
 	"api", "api.listen", "api.token", "metrics", "metrics.listen", "log", "log.level", "log.format",
 }
 
@@ -126,7 +127,7 @@ func TestParseExample(t *testing.T) {
 		MaxPDRsPerSession: 32,
 		Buffer:            Buffer{PacketsPerSession: 64, TotalPackets: 65536},
 		XDPMode:           "native",
-		StateFile:         "/var/lib/upfd/state.json",
+		StateFile:         "/var/lib/upfd/state.journal",
 		API:               API{Listen: netip.MustParseAddrPort("127.0.0.1:8080")},
 		Metrics:           Metrics{Listen: netip.MustParseAddrPort("127.0.0.1:9090")},
 		Log:               Log{Level: "info", Format: "text"},
@@ -443,7 +444,7 @@ func TestParseErrors(t *testing.T) {
 	}, {
 		name: "unknown top-level key",
 		text: "max_sessions: 5\nnodeid: 198.18.4.2\n",
-		want: `upfd.yaml:2: nodeid: unknown key; want node_id, pfcp, gtpu, interfaces, dnns, teid_range, max_sessions, max_pdrs_per_session, gbr_capacity, buffer, xdp_mode, pin_path, state_file, api, metrics or log`,
+		want: `upfd.yaml:2: nodeid: unknown key; want node_id, pfcp, gtpu, interfaces, dnns, teid_range, max_sessions, max_pdrs_per_session, gbr_capacity, buffer, xdp_mode, pin_path, state_file, state_fsync, api, metrics or log`,
 	}, {
 		name: "unknown nested key",
 		text: "pfcp:\n  listen: 198.18.4.2:8805\n  peer: [198.18.4.1]\n",
@@ -926,20 +927,20 @@ func TestParseErrors(t *testing.T) {
 		want: `upfd.yaml:2: dnns[0].pools[0]: 10.45.0.7/32 holds no UE address: a pool's first address stays unused; write a shorter prefix, e.g. 10.45.0.0/24`,
 	}, {
 		name: "state file relative",
-		text: "pin_path: /sys/fs/bpf/upfd\nstate_file: upfd/state.json\n",
-		want: `upfd.yaml:2: state_file: "upfd/state.json" is relative; write an absolute path, e.g. /var/lib/upfd/state.json`,
+		text: "pin_path: /sys/fs/bpf/upfd\nstate_file: upfd/state.journal\n",
+		want: `upfd.yaml:2: state_file: "upfd/state.journal" is relative; write an absolute path, e.g. /var/lib/upfd/state.journal`,
 	}, {
 		name: "state file on bpffs",
 		text: "pin_path: /sys/fs/bpf/upfd\nstate_file: /sys/fs/bpf/upfd/state\n",
-		want: `upfd.yaml:2: state_file: "/sys/fs/bpf/upfd/state" is on the BPF file system, which holds no files of ours; write e.g. /var/lib/upfd/state.json`,
+		want: `upfd.yaml:2: state_file: "/sys/fs/bpf/upfd/state" is on the BPF file system, which holds no files of ours; write e.g. /var/lib/upfd/state.journal`,
 	}, {
 		name: "state file empty while pinned",
 		text: "pin_path: /sys/fs/bpf/upfd\nstate_file: \"\"\n",
-		want: `upfd.yaml:2: state_file: empty, but pin_path is set, and a pinned upfd saves its N4 state there; write a file such as /var/lib/upfd/state.json`,
+		want: `upfd.yaml:2: state_file: empty, but pin_path is set, and a pinned upfd saves its N4 state there; write a file such as /var/lib/upfd/state.journal`,
 	}, {
 		name: "state file not written plainly",
-		text: "pin_path: /sys/fs/bpf/upfd\nstate_file: /var/lib//upfd/state.json\n",
-		want: `upfd.yaml:2: state_file: "/var/lib//upfd/state.json" is not written plainly; write /var/lib/upfd/state.json`,
+		text: "pin_path: /sys/fs/bpf/upfd\nstate_file: /var/lib//upfd/state.journal\n",
+		want: `upfd.yaml:2: state_file: "/var/lib//upfd/state.journal" is not written plainly; write /var/lib/upfd/state.journal`,
 	}, {
 		name: "first problem in file order",
 		text: "xdp_mode: skb\nmax_sessions: 0\n",

@@ -19,7 +19,7 @@ import (
 // the scenario's upfd overrides, in whatever style they are written, and
 // upfd reads them all.
 func TestPinnedConfigKeepsOverrides(t *testing.T) {
-	keys := []setting{{"pin_path", "/sys/fs/bpf/upflab-x"}, {"state_file", "/tmp/upflab-x/state.json"}}
+	keys := []setting{{"pin_path", "/sys/fs/bpf/upflab-x"}, {"state_file", "/tmp/upflab-x/state.journal"}}
 	for _, tc := range []struct {
 		name, overrides string
 		sessions        int

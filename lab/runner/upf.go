@@ -100,7 +100,7 @@ func (p *process) pinned(overrides []byte, dir string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.pins, p.state = pinDir(p.lab.Name), filepath.Join(abs, "upfd-state.json")
+	p.pins, p.state = pinDir(p.lab.Name), filepath.Join(abs, "upfd-state.journal")
 	if err := p.removeLeftovers(); err != nil {
 		return nil, err
 	}

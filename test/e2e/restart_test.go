@@ -24,7 +24,7 @@ func TestPrivilegedUPFDRestartUnderTraffic(t *testing.T) {
 	lab := testenv.NewLab(t)
 	pin := fmt.Sprintf("/sys/fs/bpf/sluice-e2e-restart-%d", os.Getpid())
 	t.Cleanup(func() { os.RemoveAll(pin) }) // runs after upfd stops: the programs go with the pins
-	cfg := config + fmt.Sprintf("pin_path: %s\nstate_file: %s\n", pin, filepath.Join(t.TempDir(), "state.json"))
+	cfg := config + fmt.Sprintf("pin_path: %s\nstate_file: %s\n", pin, filepath.Join(t.TempDir(), "state.journal"))
 	log, stop := testenv.StartUPFD(t, lab.UPF, cfg)
 	s := newSMF(t, lab)
 	s.associate(log)

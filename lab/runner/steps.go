@@ -21,6 +21,7 @@ var stepKinds = map[string]stepKind{
 	scenario.KindSubscribers: compared{subscribersKind{}},
 	scenario.KindChurn:       churnKind{},
 	scenario.KindRestart:     restartKind{},
+	scenario.KindCrash:       crashKind{},
 }
 
 // A stepKind runs the steps of one kind.

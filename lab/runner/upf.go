@@ -236,6 +236,19 @@ func (p *process) terminate(grace time.Duration) (exit error, err error) {
 	return exit, fmt.Errorf("runner: the UPF did not end within %v of SIGTERM: killed", grace)
 }
 
+// kill ends the UPF's process group with SIGKILL, as a crash would, and
+// waits until the kernel has reaped the UPF; exit is how it ended.
+func (p *process) kill() (exit error) {
+	if p.pid() == 0 {
+		_, exit = p.exited()
+		return exit
+	}
+	syscall.Kill(-p.pid(), syscall.SIGKILL)
+	exit = <-p.done
+	p.done <- exit
+	return exit
+}
+
 // groupAlive says whether a process of the group pgid is still there.
 func groupAlive(pgid int) bool { return syscall.Kill(-pgid, 0) == nil }
 

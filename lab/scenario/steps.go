@@ -23,6 +23,7 @@ var kinds = []struct {
 	{KindSubscribers, defaultSubscribers},
 	{KindChurn, defaultChurn},
 	{KindRestart, defaultRestart},
+	{KindCrash, defaultCrash},
 }
 
 // Kinds lists the step kinds in the order the docs give them.

@@ -133,6 +133,7 @@ func run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	endpoints := append(slices.Clone(access), core...)
 	opts := datapath.Options{Interfaces: ifaces, GTPUAddrs: endpoints, MaxSessions: cfg.MaxSessions, PinPath: cfg.PinPath,
 		Listeners: listeners(cfg)}
+	began := time.Now()
 	pins, err := loadDatapath(opts, cfg.StateFile, log)
 	if err != nil {
 		return err
@@ -147,7 +148,7 @@ func run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		return err
 	}
 	log.Info("upfd: datapath attached", "interfaces", len(ifaces), "mode", mode, "max_sessions", cfg.MaxSessions,
-		"pinned", cfg.PinPath != "", "taken_over", pins.taken != nil)
+		"pinned", cfg.PinPath != "", "taken_over", pins.taken != nil, "took", time.Since(began).Round(time.Millisecond))
 
 	pools := map[string][]netip.Prefix{}
 	for i, dnn := range cfg.DNNs {

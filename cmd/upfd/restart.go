@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/sluice-upf/sluice/internal/datapath"
 	"github.com/sluice-upf/sluice/internal/journal"
@@ -71,8 +72,10 @@ func openState(path string, log *slog.Logger) (*journal.Journal, *pfcp.State, er
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, nil, fmt.Errorf("state file: %w", err)
 	}
+	start := time.Now()
 	j, st, err := pfcp.OpenState(path)
 	if err == nil {
+		log.Info("upfd: state file read", "state_file", path, "records", st.Tail.Records, "took", time.Since(start).Round(time.Millisecond))
 		if st.Tail.Cut > 0 {
 			log.Warn("upfd: the state file ended in a record cut short (a crash while writing, or a full disk): the last whole one counts",
 				"state_file", path, "records", st.Tail.Records, "bytes_cut", st.Tail.Cut)
@@ -100,6 +103,7 @@ func (p pinned) takeOver(srv *pfcp.Server, stateFile string, log *slog.Logger) e
 	if p.taken == nil {
 		return nil
 	}
+	start := time.Now()
 	if err := srv.Restore(p.taken); err != nil {
 		p.j.Close()
 		return errors.Join(err, os.Rename(stateFile, stateFile+".bad"))
@@ -107,12 +111,14 @@ func (p pinned) takeOver(srv *pfcp.Server, stateFile string, log *slog.Logger) e
 	if p.taken.Clean {
 		return nil
 	}
+	restored := time.Now()
 	t, err := srv.Reconcile(p.d)
 	if err != nil {
 		return err
 	}
 	log.Info("upfd: took over after a crash: the maps compared with the state", "sessions", p.taken.Sessions(),
-		"repaired", t.Repaired, "stray_entries_removed", t.Strays, "sessions_deleted", t.Deleted)
+		"repaired", t.Repaired, "stray_entries_removed", t.Strays, "sessions_deleted", t.Deleted,
+		"restore_took", restored.Sub(start).Round(time.Millisecond), "compare_took", time.Since(restored).Round(time.Millisecond))
 	return nil
 }
 

@@ -140,7 +140,7 @@ func TestPrivilegedTakeOverPutsTheMapsBackAsTheStateHasThem(t *testing.T) {
 
 // o5gsOf is an Open5GS session of UE i: a PDR list on its uplink F-TEID.
 func o5gsOf(i int) []*ie.IE {
-	flow := o5gsDefaultFlowOf(fmt.Sprintf("10.45.9.%d", i), fmt.Sprintf("2001:db8:9:%x::", i))
+	flow := o5gsDefaultFlowOf(fmt.Sprintf("10.45.%d.%d", 10+i/250, 1+i%250), fmt.Sprintf("2001:db8:9:%x::", i))
 	return append(append(flow, o5gsCPForwarding()[0]), o5gsSessionIEs()...)
 }
 

@@ -33,9 +33,6 @@ func init() {
 
 // Bounds of what gen, sink and cbr accept.
 const (
-	// minPayload holds the generator's stamp: magic, flow, sequence
-	// number and send time.
-	minPayload   = 24
 	maxSessions  = 1_000_000
 	maxFlows     = 1024    // per session, as a scenario's sessions.flows
 	maxAllFlows  = 1 << 20 // sessions × flows: the sink keeps a window per flow
@@ -211,7 +208,7 @@ func parseGen(args []string) (genRun, error) {
 	var tf trafficFlags
 	tf.register(fs)
 	g := genRun{rate: scenario.Rate{Max: true}}
-	size := fs.String("size", "64", fmt.Sprintf("UDP payload `BYTES` (%d to %d), imix (64:7,576:4,1400:1), or a mix SIZE:WEIGHT,... (4 sizes, weights adding up to 16 at most)", minPayload, scenario.MaxPayload))
+	size := fs.String("size", "64", fmt.Sprintf("UDP payload `BYTES` (%d to %d), imix (64:7,576:4,1400:1), or a mix SIZE:WEIGHT,... (4 sizes, weights adding up to 16 at most)", scenario.MinPayload, scenario.MaxPayload))
 	fs.Func("rate", "`RATE` in all, in packets or bits a second: 100kpps, 1.5Mpps, 2Gbps (frames as sent); max: flat out (default)", rateFlag(&g.rate))
 	fs.Func("m", "short for --rate (TRex's -m)", rateFlag(&g.rate))
 	fs.Uint64Var(&g.count, "count", 0, "`N` frames to send in all, exactly")
@@ -531,7 +528,7 @@ func payloadSize(s string) (int, error) {
 
 // checkPayload refuses a payload the generator cannot send.
 func checkPayload(n int) error {
-	if n < minPayload || n > scenario.MaxPayload {
+	if n < scenario.MinPayload || n > scenario.MaxPayload {
 		return errPayload(strconv.Itoa(n))
 	}
 	return nil
@@ -539,7 +536,7 @@ func checkPayload(n int) error {
 
 func errPayload(s string) error {
 	return fmt.Errorf("%q: want payload bytes from %d (the generator's stamp) to %d (a 1500-byte MTU after the tunnel)",
-		s, minPayload, scenario.MaxPayload)
+		s, scenario.MinPayload, scenario.MaxPayload)
 }
 
 func rateFlag(r *scenario.Rate) func(string) error {

@@ -76,7 +76,7 @@ func parseSink(args []string) (sinkRun, error) {
 	}
 	// The sink checks no length against the spec: any size will do.
 	var err error
-	s.t, err = tf.traffic(fs, []scenario.Weighted{{Bytes: minPayload, Weight: 1}})
+	s.t, err = tf.traffic(fs, []scenario.Weighted{{Bytes: scenario.MinPayload, Weight: 1}})
 	return s, err
 }
 

@@ -24,7 +24,7 @@ func defaultPing() Settings {
 
 func (p *Ping) fields(d *decoder) []field {
 	return []field{
-		{"sizes", values(d, &p.Sizes, "64, 1400", parsePayload)},
+		{"sizes", values(d, &p.Sizes, "64, 1400", parsePingPayload)},
 		{"count", value(d, &p.Count, "a number such as 100", parseCount(countRange{1, 1_000_000}))},
 		{"interval", value(d, &p.Interval, "a duration such as 10ms, or 0", parseInterval)},
 	}

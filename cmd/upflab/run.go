@@ -63,7 +63,23 @@ func runScenario(args []string) error {
 		return errors.Join(runErr, err)
 	}
 	fmt.Fprintf(os.Stderr, "upflab: %d files in %s, run took %v\n", len(written), o.Dir, time.Since(start).Round(time.Second))
-	return runErr
+	return errors.Join(runErr, failedSteps(run, len(s.Steps)))
+}
+
+// failedSteps names the steps of run that failed, nil if none did: the
+// run goes on after a failed step, but must not end as if it measured.
+func failedSteps(run *report.Run, steps int) error {
+	var failed []string
+	for _, st := range run.Steps {
+		if st.Error != "" {
+			failed = append(failed, st.Name)
+		}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%d of %d steps failed (%s); the lines above and the results say why",
+		len(failed), steps, strings.Join(failed, ", "))
 }
 
 func loadScenario(args []string) (*scenario.Scenario, error) {

@@ -204,7 +204,7 @@ func inLab(name string, fn func(context.Context, topo.Lab) error) error {
 }
 
 func parseGen(args []string) (genRun, error) {
-	fs := flags("gen")
+	fs := flags("gen", "--count N | --duration D [flags]")
 	var tf trafficFlags
 	tf.register(fs)
 	g := genRun{rate: scenario.Rate{Max: true}}

@@ -23,7 +23,7 @@ func init() {
 // (set up by `upflab smf` or a scenario): --ue and the session's TEIDs say
 // which.
 func runPing(args []string) error {
-	fs := flags("ping")
+	fs := flags("ping", "--ue ADDRESS --teid-ul TEID --teid-dl TEID [flags]")
 	name := fs.String("name", topo.DefaultName, "the lab's name")
 	o := probe.PingOptions{Sizes: []int{56}}
 	fs.TextVar(&o.UE, "ue", o.UE, "the session's UE address (required)")

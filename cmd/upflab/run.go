@@ -22,7 +22,7 @@ func init() {
 }
 
 func runScenario(args []string) error {
-	fs := flags("run")
+	fs := flags("run", "[flags] [SCENARIO.yaml]\n\nRuns the scenario in SCENARIO.yaml, or without one the default scenario (--show-default\nprints it) against upfd.")
 	upfd := fs.String("upfd", "", "the upfd binary (default: upfd beside upflab, else on PATH)")
 	out := fs.String("out", "", "results directory (default: the scenario's outputs.directory)")
 	keep := fs.Bool("keep", false, "leave the lab's namespaces up afterwards")

@@ -57,7 +57,7 @@ func (s sinkRun) run(ctx context.Context, lab topo.Lab) error {
 }
 
 func parseSink(args []string) (sinkRun, error) {
-	fs := flags("sink")
+	fs := flags("sink", "[flags]")
 	var tf trafficFlags
 	tf.register(fs)
 	s := sinkRun{duration: time.Hour}

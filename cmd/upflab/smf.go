@@ -117,7 +117,7 @@ func show(p smf.Phase, err error) error {
 }
 
 func parseSMF(args []string) (smfRun, error) {
-	fs := flags("smf")
+	fs := flags("smf", "[flags]")
 	lab := fs.String("lab", topo.DefaultName, "the lab: the client runs in its namespace `NAME`-smf")
 	upf := fs.String("upf", netip.AddrPortFrom(topo.UPFN4, smf.PFCPPort).String(), "the UPF's PFCP `ADDR:PORT`")
 	local := fs.String("local", netip.AddrPortFrom(topo.SMFN4, smf.PFCPPort).String(), "our PFCP `ADDR:PORT` (and Node ID)")
@@ -135,11 +135,8 @@ func parseSMF(args []string) (smfRun, error) {
 	del := fs.Bool("delete", false, "delete every session at the end")
 	jsonOut := fs.String("json", "", "write the sessions (SEIDs, UE addresses, TEIDs, QFI) to `FILE` as JSON")
 	timeout := fs.Duration("timeout", 5*time.Minute, "bound on the whole run (deletion at the end aside)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseAll(fs, args); err != nil {
 		return smfRun{}, err
-	}
-	if fs.NArg() > 0 {
-		return smfRun{}, fmt.Errorf("%w: unexpected arguments %q; `upflab smf -h` lists the flags", errUsage, fs.Args())
 	}
 	r := smfRun{sessions: *sessions, pathSw: *pathSw, hold: *hold, delete: *del, jsonOut: *jsonOut, timeout: *timeout,
 		churn: smf.Churn{PerSecond: *churn, Duration: *duration}}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +17,15 @@ func init() {
 
 const topoUsage = "upflab topo up [--name N] [--n9] [--queues Q] | down [--name N] | show [--name N]"
 
+const topoHelp = `usage: ` + topoUsage + `
+
+  up     build the lab's namespaces, or repair a half-made lab (a lab already up is left as it is)
+  down   remove them, with everything in them
+  show   list their devices, addresses, peers and XDP programs
+
+` + "`upflab topo VERB -h`" + ` gives a verb's flags.
+`
+
 func runTopo(args []string) error {
 	if len(args) == 0 {
 		return fmt.Errorf("%w: %s", errUsage, topoUsage)
@@ -27,12 +37,15 @@ func runTopo(args []string) error {
 		return topoDown(args[1:])
 	case "show":
 		return topoShow(args[1:])
+	case "-h", "-help", "--help", "help":
+		fmt.Print(topoHelp)
+		return flag.ErrHelp
 	}
 	return fmt.Errorf("%w: %q is not a topo verb; %s", errUsage, args[0], topoUsage)
 }
 
 func topoUp(args []string) error {
-	fs := flags("topo up")
+	fs := flags("topo up", "[--name N] [--n9] [--queues Q]")
 	var o topo.Options
 	fs.StringVar(&o.Name, "name", topo.DefaultName, "the lab's name, the prefix of its namespaces")
 	fs.BoolVar(&o.N9, "n9", false, "a second UPF namespace, <name>-upf2, joined to the UPF by n9")
@@ -53,7 +66,7 @@ func topoUp(args []string) error {
 }
 
 func topoDown(args []string) error {
-	fs := flags("topo down")
+	fs := flags("topo down", "[--name N]")
 	name := fs.String("name", topo.DefaultName, "the lab's name")
 	if err := parseAll(fs, args); err != nil {
 		return err
@@ -62,7 +75,7 @@ func topoDown(args []string) error {
 }
 
 func topoShow(args []string) error {
-	fs := flags("topo show")
+	fs := flags("topo show", "[--name N]")
 	name := fs.String("name", topo.DefaultName, "the lab's name")
 	if err := parseAll(fs, args); err != nil {
 		return err

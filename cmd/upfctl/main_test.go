@@ -150,6 +150,21 @@ func TestVersion(t *testing.T) {
 	}
 }
 
+// upfctl's version needs no upfd: without an answer it gives its own and
+// says why upfd's is missing; -o json, the API's answer, has none to give.
+func TestVersionWithoutUpfd(t *testing.T) {
+	gone := httptest.NewServer(http.NotFoundHandler())
+	gone.Close()
+	r := upfctl(nil, "--api", gone.URL, "version")
+	want := "upfd:   no answer: cannot reach upfd at " + gone.URL + ": is upfd running with api.listen set?"
+	if r.code != 0 || !strings.HasPrefix(r.out, want) || !strings.Contains(r.out, "\nupfctl: ") || r.err != "" {
+		t.Errorf("exit %d, stdout:\n%s\nstderr:\n%s\nwant exit 0 and stdout starting %q, then upfctl's line", r.code, r.out, r.err, want)
+	}
+	if r := upfctl(nil, "--api", gone.URL, "-o", "json", "version"); r.code != 1 || r.out != "" {
+		t.Errorf("-o json without upfd: exit %d, stdout %q; want exit 1 and nothing", r.code, r.out)
+	}
+}
+
 // -o json prints what the API answered, byte for byte.
 func TestJSONIsTheAPIs(t *testing.T) {
 	srv, _ := upfd(t)

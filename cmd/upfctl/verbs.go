@@ -50,10 +50,18 @@ func (c *cli) version(g *globals, args []string) error {
 	}
 	var v api.Version
 	a, err := c.client.get("/version", &v)
-	if err != nil {
+	var none *noAnswer
+	switch {
+	case errors.As(err, &none) && !c.json:
+		// upfctl's own version needs no upfd.
+		t := c.fields()
+		t.row("upfd:", "no answer: "+err.Error())
+		t.row("upfctl:", buildinfo.Version())
+		t.flush()
+		return nil
+	case err != nil:
 		return err
-	}
-	if c.json {
+	case c.json:
 		c.printJSON(a)
 		return nil
 	}

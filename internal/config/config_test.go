@@ -15,48 +15,15 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// example is the file docs/configuration.md shows: the lab's, every key set.
-const example = `# upfd.yaml for the lab: N3 on 198.18.3.2, N4 on 198.18.4.2, the SMF on 198.18.4.1.
-node_id: 198.18.4.2            # our PFCP Node ID: an IP address or an FQDN
-pfcp:
-  listen: 198.18.4.2:8805      # where upfd takes PFCP
-  peers: [198.18.4.1]          # SMFs let in, by address or network; empty: those on pfcp.listen's networks
-  associate: []                # SMFs upfd associates with itself, e.g. [198.18.4.1]
-  heartbeat_interval: 10s      # Heartbeat Request to each associated SMF; 0: none
-  heartbeat_retries: 3         # sends of one heartbeat, t1 apart, before its SMF is lost
-  t1: 3s                       # our requests are sent again after t1 without a response,
-  n1: 3                        # and given up after n1 sends
-  peer_grace: 60s              # a lost SMF's sessions are kept this long; 0: deleted at once
-gtpu:
-  echo_interval: 60s           # Echo Request to each gNB or UPF in use; 0: none
-  echo_retries: 3              # Echo Requests unanswered in a row before the path has failed
-interfaces:
-  - {name: n3, role: n3, address: 198.18.3.2, mtu: 0}  # mtu 0: keep the device's
-  - {name: n6, role: n6}
-dnns:
-  - {name: internet, pools: [10.45.0.0/16]}
-teid_range: 0x100-0xffffff     # local TEIDs upfd may allocate
-max_sessions: 100000
-max_pdrs_per_session: 32       # 32 at most, the datapath's PDRs per F-TEID or UE address
-gbr_capacity:
-  uplink: 0                    # GBR admitted over all sessions, e.g. 10Gbit/s; 0: no limit
-  downlink: 0
-buffer:
-  packets_per_session: 64      # downlink packets held per session, unless its BAR says
-  total_packets: 65536         # held for all sessions together
-xdp_mode: native               # native | generic | auto (native, else generic where the driver cannot)
-pin_path: ""                   # no pinning; /sys/fs/bpf/upfd would keep forwarding across restarts
-state_file: /var/lib/upfd/state.journal  # pinned, N4's state is kept here for the next upfd
-state_fsync: false             # true: each change on the disk before what it records leaves upfd
-api:
-  listen: 127.0.0.1:8080       # the REST API; "": none
-  token: ""                    # what requests that change something must carry; "": read-only
-metrics:
-  listen: 127.0.0.1:9090       # Prometheus /metrics; "": none
-log:
-  level: info                  # debug | info | warn | error
-  format: text                 # text | json
-`
+// example is examples/upfd.yaml, which docs/configuration.md shows: the
+// lab's, every key set.
+var example = func() string {
+	b, err := os.ReadFile("../../examples/upfd.yaml")
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}()
 
 // keys is every key a file may set, as errors name them.
 var keys = []string{
@@ -159,7 +126,7 @@ func TestDocumented(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(doc), "```yaml\n"+example+"```\n") {
-		t.Error("docs/configuration.md does not show the example of config_test.go; copy it over")
+		t.Error("docs/configuration.md does not show examples/upfd.yaml as it is; copy it over")
 	}
 	for _, key := range keys {
 		if !strings.Contains(string(doc), "| `"+key+"` |") {

@@ -3,6 +3,8 @@ package scenario
 import (
 	"errors"
 	"net/netip"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/sluice-upf/sluice/lab/topo"
@@ -159,5 +161,30 @@ func narrowPools(t *testing.T, pool, pool6 string) {
 	}
 	if pool6 != "" {
 		topo.UEPoolV6 = netip.MustParsePrefix(pool6)
+	}
+}
+
+// TestDocumentedErrors: the errors docs/lab.md shows are what these
+// files get, word for word.
+func TestDocumentedErrors(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/lab.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{
+		"name: fast\nsessions:\n  count: 10\nsteps:\n  - kind: ping\n  - kind: cbr\n  - kind: throughput\n    name: slow\n    direction: uplink\n    size: 64\n    duration: 1s\n    rate: fast\n",
+		"steps:\n  - kind: throughput\n    sizes: [64]\n",
+		"steps:\n  - kind: throughput\n    direction: uplink\n    size: 16\n",
+		"name: subs\nsessions: {count: 500}\nsteps:\n  - kind: subscribers\n    counts: [100, 1000]\n",
+		"upf:\n  kind: upfd\n  config:\n    xdp_mode: fast\nsteps:\n  - kind: ping\n",
+	} {
+		_, err := Parse("scenario.yaml", []byte(text))
+		if err == nil {
+			t.Errorf("%q: parsed; want an error docs/lab.md shows", text)
+			continue
+		}
+		if !strings.Contains(string(doc), "\n    "+err.Error()+"\n") {
+			t.Errorf("docs/lab.md does not show the error of %q:\n    %s", text, err)
+		}
 	}
 }

@@ -88,11 +88,11 @@ func topoShow(args []string) error {
 }
 
 // writeDevices prints the table of `upflab topo show`, and a warning for
-// each veth whose peer runs an XDP program while it has none: frames that
-// program redirects into the veth are dropped.
+// each veth whose peer runs an XDP program while it has neither one nor
+// GRO on: frames that program redirects into the veth are dropped.
 func writeDevices(w io.Writer, devs []topo.Device) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAMESPACE\tDEVICE\tMAC\tSTATE\tQUEUES\tADDRESSES\tPEER\tXDP")
+	fmt.Fprintln(tw, "NAMESPACE\tDEVICE\tMAC\tSTATE\tQUEUES\tGRO\tADDRESSES\tPEER\tXDP")
 	xdp := map[string][]string{}
 	for _, d := range devs {
 		state := "down"
@@ -103,7 +103,14 @@ func writeDevices(w io.Writer, devs []topo.Device) error {
 		for i, a := range d.Addrs {
 			addrs[i] = a.String()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", d.Namespace, d.Name, d.MAC, state, d.Queues,
+		gro := "off"
+		switch {
+		case d.Name == "lo":
+			gro = "-"
+		case d.GRO:
+			gro = "on"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", d.Namespace, d.Name, d.MAC, state, d.Queues, gro,
 			orDash(strings.Join(addrs, ",")), orDash(d.Peer), orDash(strings.Join(d.XDP, ",")))
 		xdp[d.Namespace+"/"+d.Name] = d.XDP
 	}
@@ -111,8 +118,8 @@ func writeDevices(w io.Writer, devs []topo.Device) error {
 		return err
 	}
 	for _, d := range devs {
-		if d.Peer != "" && len(d.XDP) == 0 && len(xdp[d.Peer]) > 0 {
-			fmt.Fprintf(w, "note: %s/%s has no XDP program, so the veth drops what XDP on %s sends out of it\n", d.Namespace, d.Name, d.Peer)
+		if d.Peer != "" && len(d.XDP) == 0 && !d.GRO && len(xdp[d.Peer]) > 0 {
+			fmt.Fprintf(w, "note: %s/%s has neither an XDP program nor GRO on, so the veth drops what XDP on %s sends out of it; `upflab topo up` turns GRO on\n", d.Namespace, d.Name, d.Peer)
 		}
 	}
 	return nil

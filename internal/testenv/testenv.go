@@ -198,6 +198,7 @@ func NewLab(t testing.TB) Lab {
 func AttachPass(t testing.TB, ns, dev string) {
 	t.Helper()
 	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{
+		Name:         "test_pass",
 		Type:         ebpf.XDP,
 		License:      "GPL",
 		Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, 2 /* XDP_PASS */), asm.Return()},

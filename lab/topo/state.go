@@ -138,6 +138,16 @@ func (l Lab) deviations() ([]string, error) {
 	}
 	for _, v := range l.veths() {
 		off = append(off, vethDeviations(v, l.Queues, states)...)
+		for _, e := range []end{v.far, v.upf} {
+			if _, ok := states[e.ns].link(v.dev); !ok {
+				continue
+			}
+			if on, err := groOn(e.ns, v.dev); err != nil {
+				return nil, err
+			} else if !on {
+				off = append(off, fmt.Sprintf("%s: %s has GRO off", e.ns, v.dev))
+			}
+		}
 	}
 	off = append(off, endDeviations(l.dnHosts(), "lo", states)...)
 	for _, n := range l.neighbours() {
@@ -201,6 +211,20 @@ func endDeviations(e end, dev string, states map[string]nsState) []string {
 		}
 	}
 	return off
+}
+
+// groOn says whether dev in ns has GRO on, as ethtool -k shows it.
+func groOn(ns, dev string) (bool, error) {
+	out, err := ip("netns", "exec", ns, "ethtool", "-k", dev)
+	if err != nil {
+		return false, fmt.Errorf("topo: read the features of %s/%s: %w", ns, dev, err)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if v, ok := strings.CutPrefix(line, "generic-receive-offload: "); ok {
+			return strings.HasPrefix(v, "on"), nil
+		}
+	}
+	return false, fmt.Errorf("topo: ethtool -k %s in %s does not say whether GRO is on", dev, ns)
 }
 
 func (n neighbour) matches(e ipNeigh) bool {

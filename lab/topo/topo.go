@@ -121,6 +121,22 @@ func (l Lab) Do(ns string, fn func() error) error {
 	return netns.Do(ns, fn)
 }
 
+// XDP names the XDP programs attached to dev in ns, one of the lab's
+// namespaces, as Show does ("xdp_sink#42 native").
+func (l Lab) XDP(ns, dev string) ([]string, error) {
+	if !slices.Contains(l.all(), ns) {
+		return nil, fmt.Errorf("topo: %q is not a namespace of lab %s", ns, l.Name)
+	}
+	var links []ipLink
+	if err := ipJSON(&links, "-n", ns, "-d", "link", "show", "dev", dev); err != nil {
+		return nil, fmt.Errorf("topo: %w", err)
+	}
+	if len(links) != 1 {
+		return nil, fmt.Errorf("topo: no device %s in %s", dev, ns)
+	}
+	return links[0].XDP.programs(), nil
+}
+
 // Command prepares a program to run inside ns, one of the lab's
 // namespaces, as `ip netns exec` does (so that /sys is the namespace's
 // too).

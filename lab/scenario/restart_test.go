@@ -7,10 +7,11 @@ import (
 	"time"
 )
 
-// restartExample is lab/scenario/restart.yaml, which docs/lab.md shows.
-func restartExample(t *testing.T) string {
+// shipped is the scenario file name beside the code, which docs/lab.md
+// may show.
+func shipped(t *testing.T, name string) string {
 	t.Helper()
-	b, err := os.ReadFile("restart.yaml")
+	b, err := os.ReadFile(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -20,7 +21,7 @@ func restartExample(t *testing.T) string {
 // TestRestartScenario pins down what restart.yaml measures: upfd with
 // 1000 sessions, restarted under steady traffic both ways.
 func TestRestartScenario(t *testing.T) {
-	s, err := Parse("restart.yaml", []byte(restartExample(t)))
+	s, err := Parse("restart.yaml", []byte(shipped(t, "restart.yaml")))
 	if err != nil {
 		t.Fatal(err)
 	}

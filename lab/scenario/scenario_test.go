@@ -154,7 +154,7 @@ func TestParseExample(t *testing.T) {
 // added to the package must be added to one of them.
 func TestExamplesSetEveryKey(t *testing.T) {
 	var lines []map[string]int
-	for _, text := range []string{example, upfdExample, restartExample(t)} {
+	for _, text := range []string{example, upfdExample, shipped(t, "restart.yaml")} {
 		lines = append(lines, mustParse(t, text).src.lines)
 	}
 	for _, key := range keys {
@@ -193,7 +193,7 @@ func TestDocumented(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, text := range map[string]string{"example": example, "upfdExample": upfdExample, "default.yaml": string(defaultYAML),
-		"restart.yaml": restartExample(t)} {
+		"restart.yaml": shipped(t, "restart.yaml"), "command.yaml": shipped(t, "command.yaml")} {
 		if !strings.Contains(string(doc), "```yaml\n"+text+"```\n") {
 			t.Errorf("docs/lab.md does not show %s as it is; copy it over", name)
 		}

@@ -17,7 +17,6 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
-	"github.com/cilium/ebpf/link"
 	"golang.org/x/sys/unix"
 
 	"github.com/sluice-upf/sluice/internal/testenv"
@@ -463,34 +462,18 @@ func TestPrivilegedFarEndsTakeRedirectedFrames(t *testing.T) {
 // every frame out of its n6, until the test ends.
 func redirectN3ToN6(t *testing.T, l Lab) {
 	t.Helper()
-	var n3, n6 *net.Interface
+	var n6 *net.Interface
 	err := l.Do(l.UPF, func() (err error) {
-		if n3, err = net.InterfaceByName(DevN3); err != nil {
-			return err
-		}
 		n6, err = net.InterfaceByName(DevN6)
 		return err
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{Type: ebpf.XDP, License: "GPL", Instructions: asm.Instructions{
-		asm.Mov.Imm(asm.R1, int32(n6.Index)), asm.Mov.Imm(asm.R2, 0), asm.FnRedirect.Call(), asm.Return(),
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer prog.Close()
-	err = l.Do(l.UPF, func() error {
-		k, err := link.AttachXDP(link.XDPOptions{Program: prog, Interface: n3.Index})
-		if err == nil {
-			t.Cleanup(func() { k.Close() })
-		}
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	testenv.AttachXDP(t, l.UPF, DevN3, &ebpf.ProgramSpec{Name: "test_redirect", Type: ebpf.XDP, License: "GPL",
+		Instructions: asm.Instructions{
+			asm.Mov.Imm(asm.R1, int32(n6.Index)), asm.Mov.Imm(asm.R2, 0), asm.FnRedirect.Call(), asm.Return(),
+		}})
 }
 
 // xdpXmit is how many frames XDP has sent out of dev in ns into its peer,

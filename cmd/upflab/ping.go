@@ -53,7 +53,17 @@ func runPing(args []string) error {
 	if err != nil {
 		return err
 	}
-	o.Namespace = lab.GNB // the kernel's, whose veth takes what the UPF's XDP sends: GRO is on
+	o.Namespace = lab.GNB
+	// The gNB and the DN are the kernel here: without an XDP program on
+	// their ends of the veths (or GRO, which topo up turns on but a user
+	// may have turned off), they would drop what the UPF's XDP sends.
+	for _, end := range [][2]string{{lab.GNB, topo.DevN3}, {lab.DN, topo.DevN6}} {
+		c, err := lab.AttachPass(end[0], end[1])
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+	}
 	if !*quiet {
 		o.OnReply = func(r probe.Reply) {
 			fmt.Printf("%d bytes from %s: seq=%d time=%.3f ms\n", r.Size, o.Target, r.Seq, float64(r.RTT)/float64(time.Millisecond))

@@ -38,7 +38,14 @@ func TestPrivilegedPingThroughUPFD(t *testing.T) {
 	lab := testLab(t)
 	startUPFD(t, lab)
 	const dlTEID = 0x200
-	ulTEID := establish(t, lab, dlTEID) // the lab's far ends take what upfd redirects: GRO is on
+	ulTEID := establish(t, lab, dlTEID)
+	for _, end := range [][2]string{{lab.GNB, topo.DevN3}, {lab.DN, topo.DevN6}} {
+		c, err := lab.AttachPass(end[0], end[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+	}
 
 	replies := 0
 	res, err := Ping(context.Background(), PingOptions{

@@ -17,6 +17,14 @@ func (pingKind) run(ctx context.Context, r *runner, st scenario.Step) error {
 	x := r.sessions[0]
 	o := probe.PingOptions{Namespace: r.lab.GNB, UE: x.UE, TEIDUplink: x.UplinkTEID, TEIDDownlink: x.DownlinkTEID,
 		QFI: x.QFI, Count: p.Count, Interval: p.Interval, Sizes: p.Sizes}
+	// The far ends need an XDP program for what upfd sends into them.
+	for _, end := range [][2]string{{r.lab.GNB, topo.DevN3}, {r.lab.DN, topo.DevN6}} {
+		c, err := r.lab.AttachPass(end[0], end[1])
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+	}
 	res, err := probe.Ping(ctx, o)
 	if err != nil {
 		return err

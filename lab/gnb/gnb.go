@@ -114,8 +114,9 @@ type GNB struct {
 	closed bool
 }
 
-// Namespace is the UE namespace of the lab called lab.
-func Namespace(lab string) string { return lab + "-ue" }
+// Namespace is the UE namespace of the lab called lab, which topo.Down
+// removes with the lab.
+func Namespace(lab string) string { return topo.NamesOf(lab).UE }
 
 // New builds the UE namespace of o.Lab with the sessions' UEs and loads
 // the programs with their tables, not yet attached (Attach). A UE

@@ -82,12 +82,14 @@ const (
 	DevN9 = "n9"
 )
 
-// Names of the namespaces of a lab called name.
-type Names struct{ SMF, GNB, UPF, DN, UPF2 string }
+// Names of the namespaces of a lab called name. UE is lab/gnb's, which
+// the topology does not build, named here so that Down removes it too.
+type Names struct{ SMF, GNB, UPF, DN, UPF2, UE string }
 
 // NamesOf gives the namespaces of the lab called name.
 func NamesOf(name string) Names {
-	return Names{SMF: name + "-smf", GNB: name + "-gnb", UPF: name + "-upf", DN: name + "-dn", UPF2: name + "-upf2"}
+	return Names{SMF: name + "-smf", GNB: name + "-gnb", UPF: name + "-upf", DN: name + "-dn", UPF2: name + "-upf2",
+		UE: name + "-ue"}
 }
 
 // all are the namespaces in the order they are built, UPF2 if it is set.

@@ -69,16 +69,19 @@ func Up(o Options) (Lab, error) {
 	return l, nil
 }
 
-// Down removes every namespace of the lab called name, and with them
-// their devices, addresses and routes; a lab half made or half removed
-// included. There being nothing to remove is no error. Processes left
+// Down removes every namespace of the lab called name, lab/gnb's UE
+// namespace too, and with them their devices, addresses and routes; a lab
+// half made or half removed included. There being nothing to remove is no error. Processes left
 // running inside a namespace keep it alive, unnamed, until they exit.
 func Down(name string) error {
 	if name == "" {
 		name = DefaultName
 	}
 	var errs []error
-	for _, ns := range NamesOf(name).all() {
+	// The UE namespace first: a run killed outright leaves it, and with
+	// it a veth whose peer is in the gNB's namespace.
+	n := NamesOf(name)
+	for _, ns := range append([]string{n.UE}, n.all()...) {
 		if !exists(ns) {
 			continue
 		}

@@ -155,6 +155,10 @@ func TestPrivilegedUpDownLeavesNothingBehind(t *testing.T) {
 		t.Errorf("namespaces %v, want smf, gnb, upf, dn, upf2", got)
 	}
 	unchanged(t, root, "with the lab up")
+	// What lab/gnb leaves when its run is killed outright: the UE
+	// namespace, with a veth into the gNB's.
+	testenv.Sh(t, "ip", "netns", "add", l.UE)
+	testenv.Sh(t, "ip", "-n", l.GNB, "link", "add", "gnbue", "type", "veth", "peer", "name", "ue0", "netns", l.UE)
 	if err := Down(l.Name); err != nil {
 		t.Fatal(err)
 	}

@@ -68,9 +68,9 @@ func testLab(t testing.TB) topo.Lab {
 
 // establish runs upfd in the lab and establishes n sessions of profile p
 // with the SMF emulator, deleted at cleanup. Their MBR is 100 Gbit/s each
-// way: the profiles' session AMBR (1 Gbit/s up, 2 down with open5gs), a
-// policer with upfd's 5 ms of burst tolerance, holds TCP to a fraction of
-// it, which is upfd's QER to measure, not the gNB.
+// way: under the profiles' session AMBR (1 Gbit/s up, 2 down with
+// open5gs) TCP measures upfd's QER (the iperf step's mbr does), not the
+// gNB.
 func establish(t testing.TB, lab topo.Lab, p smf.Profile, n int) []smf.Session {
 	t.Helper()
 	log, _ := testenv.StartUPFD(t, lab.UPF, upfdConfig)

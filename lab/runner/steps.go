@@ -22,6 +22,8 @@ var stepKinds = map[string]stepKind{
 	scenario.KindChurn:       churnKind{},
 	scenario.KindRestart:     restartKind{},
 	scenario.KindCrash:       crashKind{},
+	scenario.KindIperf:       iperfKind{},
+	scenario.KindWeb:         webKind{},
 }
 
 // A stepKind runs the steps of one kind.

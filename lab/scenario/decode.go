@@ -325,7 +325,11 @@ func (d *decoder) step(n *yaml.Node, path string) (*Step, error) {
 		{"kind", func(*yaml.Node, string) error { return nil }},
 		{"name", value(d, &st.Name, "a name such as \"uplink 64 B\"", parseText)},
 	}, st.Settings.fields(d)...)
-	return st, d.mapping(n, path, "a "+kind+" step", fields, stepKeyOwners(kind))
+	article := "a "
+	if strings.ContainsRune("aeiou", rune(kind[0])) {
+		article = "an "
+	}
+	return st, d.mapping(n, path, article+kind+" step", fields, stepKeyOwners(kind))
 }
 
 // trafficFields are the keys of the steps that send the generator's

@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// shipped is the scenario file name beside the code, which docs/lab.md
-// may show.
+// shipped is the text of a scenario file beside the code, which
+// docs/lab.md may show.
 func shipped(t *testing.T, name string) string {
 	t.Helper()
 	b, err := os.ReadFile(name)

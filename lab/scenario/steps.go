@@ -24,6 +24,8 @@ var kinds = []struct {
 	{KindChurn, defaultChurn},
 	{KindRestart, defaultRestart},
 	{KindCrash, defaultCrash},
+	{KindIperf, defaultIperf},
+	{KindWeb, defaultWeb},
 }
 
 // Kinds lists the step kinds in the order the docs give them.

@@ -1,17 +1,14 @@
 package runner
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/sluice-upf/sluice/internal/testenv"
 	"github.com/sluice-upf/sluice/lab/report"
-	"github.com/sluice-upf/sluice/lab/scenario"
 )
 
 // TestPrivilegedRealUEsThroughUPFD runs each kind with real UEs against
@@ -25,9 +22,8 @@ func TestPrivilegedRealUEsThroughUPFD(t *testing.T) {
 			t.Fatalf("%s: %v (scripts/deps.sh installs it)", tool, err)
 		}
 	}
-	dir := t.TempDir()
 	lab := fmt.Sprintf("sluiceru%d", os.Getpid()%100000)
-	s, err := scenario.Parse("realue.yaml", fmt.Appendf(nil, `
+	run := runUPFD(t, "realue.yaml", lab, `
 topology: {name: %s}
 reference: false
 sessions: {count: 20}
@@ -38,20 +34,7 @@ steps:
   - {kind: ping, mode: ue, sizes: [64, 1372], count: 5, interval: 10ms}
   - {kind: ping, sizes: 64, count: 5, interval: 10ms}
 outputs: {directory: %s, formats: [json]}
-`, lab, dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := Options{Dir: dir, Progress: testWriter{t}, UPFD: filepath.Join(dir, "upfd")}
-	if out, err := exec.Command("go", "build", "-o", o.UPFD, "../../cmd/upfd").CombinedOutput(); err != nil {
-		t.Fatalf("build upfd: %v\n%s", err, out)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	run, err := Run(ctx, s, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+`, 3*time.Minute)
 	for _, st := range run.Steps {
 		if st.Error != "" {
 			t.Errorf("step %s failed: %s", st.Name, st.Error)

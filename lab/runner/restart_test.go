@@ -1,17 +1,13 @@
 package runner
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/sluice-upf/sluice/internal/config"
-	"github.com/sluice-upf/sluice/internal/testenv"
 	"github.com/sluice-upf/sluice/lab/scenario"
 )
 
@@ -50,10 +46,8 @@ func TestPinnedConfigKeepsOverrides(t *testing.T) {
 // or reordered; N4 back with the same Recovery Time Stamp and every
 // session; and no pin left behind.
 func TestPrivilegedRestartLosesNothing(t *testing.T) {
-	testenv.RequirePrivileges(t)
-	dir := t.TempDir()
 	lab := fmt.Sprintf("sluicerr%d", os.Getpid()%100000)
-	s, err := scenario.Parse("restart.yaml", fmt.Appendf(nil, `
+	run := runUPFD(t, "restart.yaml", lab, `
 topology: {name: %s}
 reference: false
 sessions: {count: 20}
@@ -61,20 +55,7 @@ steps:
   - {kind: restart, direction: both, size: 64, rate: 10kpps, duration: 2s, at: 500ms}
   - {kind: crash, direction: both, size: 64, rate: 10kpps, duration: 2s, at: 500ms}
 outputs: {directory: %s, formats: [json]}
-`, lab, dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := Options{Dir: dir, Progress: testWriter{t}, UPFD: filepath.Join(dir, "upfd")}
-	if out, err := exec.Command("go", "build", "-o", o.UPFD, "../../cmd/upfd").CombinedOutput(); err != nil {
-		t.Fatalf("build upfd: %v\n%s", err, out)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	run, err := Run(ctx, s, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+`, time.Minute)
 	for _, kind := range []string{scenario.KindRestart, scenario.KindCrash} {
 		t.Run(kind, func(t *testing.T) {
 			st := stepOf(t, run, kind)

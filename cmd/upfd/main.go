@@ -143,12 +143,23 @@ func run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if pins.j != nil {
 		defer pins.j.Close()
 	}
-	mode, err := attach(d, cfg.XDPMode, log)
-	if err != nil {
-		return err
+	// Taking over, N4 serves first, on the maps, while the kernel verifies
+	// the new programs: the old ones forward meanwhile. Otherwise there is
+	// nothing to serve until they are attached.
+	attached := func() error {
+		mode, err := loadAndAttach(d, cfg.XDPMode, log)
+		if err != nil {
+			return err
+		}
+		log.Info("upfd: datapath attached", "interfaces", len(ifaces), "mode", mode, "max_sessions", cfg.MaxSessions,
+			"pinned", cfg.PinPath != "", "taken_over", pins.taken != nil, "took", time.Since(began).Round(time.Millisecond))
+		return nil
 	}
-	log.Info("upfd: datapath attached", "interfaces", len(ifaces), "mode", mode, "max_sessions", cfg.MaxSessions,
-		"pinned", cfg.PinPath != "", "taken_over", pins.taken != nil, "took", time.Since(began).Round(time.Millisecond))
+	if pins.taken == nil {
+		if err := attached(); err != nil {
+			return err
+		}
+	}
 
 	pools := map[string][]netip.Prefix{}
 	for i, dnn := range cfg.DNNs {
@@ -214,14 +225,24 @@ func run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		defer stopMetrics()
 		log.Info("upfd: serving Prometheus", "url", "http://"+cfg.Metrics.Listen.String()+metrics.Path)
 	}
-	log.Info("upfd: serving N4", "listen", cfg.PFCP.Listen, "node_id", cfg.NodeID, "sessions", store.Len())
-	err = srv.Serve(ctx)
+	log.Info("upfd: serving N4", "listen", cfg.PFCP.Listen, "node_id", cfg.NodeID, "sessions", store.Len(),
+		"took", time.Since(began).Round(time.Millisecond))
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx) }()
+	if pins.taken != nil {
+		if err := attached(); err != nil {
+			stop(err)
+		}
+	}
+	err = <-served
 	log.Info("upfd: stopping")
 	if cfg.PinPath != "" {
 		log.Info("upfd: state kept; the pinned datapath forwards on", "sessions", store.Len(), "state_file", cfg.StateFile)
 	}
 	if errors.Is(err, context.Canceled) {
-		return nil
+		return context.Cause(ctx) // nil, unless the programs failed
 	}
 	return err
 }
@@ -254,9 +275,12 @@ func listeners(cfg *config.Config) []datapath.Listener {
 	return ls
 }
 
-// attach attaches in the configured mode; auto is native where the driver
-// has it, generic elsewhere.
-func attach(d *datapath.Datapath, mode string, log *slog.Logger) (string, error) {
+// loadAndAttach loads the programs and attaches them in the configured
+// mode; auto is native where the driver has it, generic elsewhere.
+func loadAndAttach(d *datapath.Datapath, mode string, log *slog.Logger) (string, error) {
+	if err := d.LoadPrograms(); err != nil {
+		return "", err
+	}
 	if mode != config.XDPAuto {
 		return mode, d.Attach(datapath.XDPMode(mode))
 	}

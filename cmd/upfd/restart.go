@@ -27,13 +27,14 @@ type pinned struct {
 	taken *pfcp.State
 }
 
-// loadDatapath loads the datapath and, pinned, opens the state file.
+// loadDatapath loads the datapath's maps (the programs come later:
+// LoadPrograms) and, pinned, opens the state file.
 // Maps pinned by an earlier process come with its state; maps pinned
 // without theirs hold sessions nobody knows any more, so they are removed
 // and the datapath starts afresh, as a restarted UPF (the SMFs see a new
 // Recovery Time Stamp).
 func loadDatapath(opts datapath.Options, stateFile string, log *slog.Logger) (pinned, error) {
-	d, err := datapath.Load(opts)
+	d, err := datapath.LoadMaps(opts)
 	if err != nil || opts.PinPath == "" {
 		return pinned{d: d}, err
 	}
@@ -61,7 +62,7 @@ func loadDatapath(opts datapath.Options, stateFile string, log *slog.Logger) (pi
 		j.Close()
 		return pinned{}, err
 	}
-	p.d, err = datapath.Load(opts)
+	p.d, err = datapath.LoadMaps(opts)
 	return p, err
 }
 

@@ -387,9 +387,10 @@ func TestPrivilegedRealUEsThroughUPFD(t *testing.T) {
 		if err := g.Detach(); err != nil {
 			t.Fatal(err)
 		}
-		tx, err := txChecksum(lab.DN, topo.DevN6)
-		if err != nil || !tx {
-			t.Errorf("the DN's n6: TX checksum offload %v (%v), want on again", tx, err)
+		for _, feature := range []string{"tx-checksumming", "generic-receive-offload"} {
+			if on, err := offloadOn(lab.DN, topo.DevN6, feature); err != nil || !on {
+				t.Errorf("the DN's n6: %s %v (%v), want on again", feature, on, err)
+			}
 		}
 		for _, d := range [][2]string{{lab.DN, topo.DevN6}, {lab.GNB, topo.DevN3}} {
 			if q, err := hasQdisc(d[0], d[1]); err != nil || q {

@@ -63,18 +63,19 @@ func ethtool(ns string, args ...string) ([]byte, error) {
 	return command("ip", append([]string{"netns", "exec", ns, "ethtool"}, args...)...)
 }
 
-// txChecksum says whether dev in ns has TX checksum offload on.
-func txChecksum(ns, dev string) (bool, error) {
+// offloadOn says whether an offload feature of dev in ns is on, as
+// `ethtool -k dev` names it: tx-checksumming, generic-receive-offload.
+func offloadOn(ns, dev, feature string) (bool, error) {
 	out, err := ethtool(ns, "-k", dev)
 	if err != nil {
 		return false, err
 	}
 	for _, l := range strings.Split(string(out), "\n") {
-		if v, ok := strings.CutPrefix(l, "tx-checksumming:"); ok {
+		if v, ok := strings.CutPrefix(l, feature+":"); ok {
 			return strings.HasPrefix(strings.TrimSpace(v), "on"), nil
 		}
 	}
-	return false, fmt.Errorf("ethtool -k %s in %s: no tx-checksumming", dev, ns)
+	return false, fmt.Errorf("ethtool -k %s in %s: no %s", dev, ns, feature)
 }
 
 // setOffloads sets features of dev in ns, as `ethtool -K dev tx off ...`.

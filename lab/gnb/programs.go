@@ -132,11 +132,12 @@ func (g *GNB) fill() error {
 
 // attachment is what Attach put on the devices, and what it changed.
 type attachment struct {
-	links  []link.Link
-	dnPass io.Closer
-	dnTxOn bool        // the DN's n6 had TX checksum offload on before
-	qdiscs [][2]string // namespace and device Attach gave a qdisc
-	uplink Uplink
+	links   []link.Link
+	dnPass  io.Closer
+	dnTxOn  bool        // the DN's n6 had TX checksum offload on before
+	dnGROOn bool        // and GRO (topo up turns it on)
+	qdiscs  [][2]string // namespace and device Attach gave a qdisc
+	uplink  Uplink
 }
 
 // Attach puts the downlink program on the gNB's n3 and the uplink one on
@@ -167,13 +168,16 @@ func (g *GNB) Attach() (err error) {
 			return err
 		}
 	}
-	if a.dnTxOn, err = txChecksum(g.lab.DN, topo.DevN6); err != nil {
+	// TX checksums off (see ue.go); GRO off, as on the direct link, so
+	// that the tunnel and the ceiling have the DN's stack alike.
+	if a.dnTxOn, err = offloadOn(g.lab.DN, topo.DevN6, "tx-checksumming"); err != nil {
 		return fmt.Errorf("gnb: %w", err)
 	}
-	if a.dnTxOn {
-		if err := setOffloads(g.lab.DN, topo.DevN6, "tx", "off"); err != nil {
-			return fmt.Errorf("gnb: the DN's checksums: %w", err)
-		}
+	if a.dnGROOn, err = offloadOn(g.lab.DN, topo.DevN6, "generic-receive-offload"); err != nil {
+		return fmt.Errorf("gnb: %w", err)
+	}
+	if err := setOffloads(g.lab.DN, topo.DevN6, "tx", "off", "gro", "off"); err != nil {
+		return fmt.Errorf("gnb: the DN's offloads: %w", err)
 	}
 	if a.dnPass, err = g.lab.AttachPass(g.lab.DN, topo.DevN6); err != nil {
 		return err
@@ -207,7 +211,7 @@ func (g *GNB) Attach() (err error) {
 }
 
 // Detach takes the programs off the devices and gives the DN's n6 back
-// its checksum offload and its XDP program (none).
+// its checksum offload, its GRO and its XDP program (none).
 func (g *GNB) Detach() error {
 	a := g.att
 	if a == nil {
@@ -223,6 +227,9 @@ func (g *GNB) Detach() error {
 	}
 	if a.dnTxOn {
 		errs = append(errs, setOffloads(g.lab.DN, topo.DevN6, "tx", "on"))
+	}
+	if a.dnGROOn {
+		errs = append(errs, setOffloads(g.lab.DN, topo.DevN6, "gro", "on"))
 	}
 	for _, d := range a.qdiscs {
 		errs = append(errs, setQdisc(d[0], d[1], false))

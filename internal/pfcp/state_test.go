@@ -123,11 +123,16 @@ func startProcess(t *testing.T, d *datapath.Datapath, dp Datapath, cfg Config, n
 		t.Fatal(err)
 	}
 	srv.now = now
+	return srv, serveUntilStopped(t, srv)
+}
+
+// serveUntilStopped runs srv until stop, or cleanup.
+func serveUntilStopped(t *testing.T, srv *Server) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() { done <- srv.Serve(ctx) }()
 	stopped := false
-	stop := func() {
+	stop = func() {
 		if !stopped {
 			stopped = true
 			cancel()
@@ -135,7 +140,7 @@ func startProcess(t *testing.T, d *datapath.Datapath, dp Datapath, cfg Config, n
 		}
 	}
 	t.Cleanup(stop)
-	return srv, stop
+	return stop
 }
 
 // A usage report still unanswered when upfd restarts is sent again by the

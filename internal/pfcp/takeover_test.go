@@ -53,19 +53,7 @@ func startKept(t *testing.T, d *datapath.Datapath, path string) (*Server, Takeov
 	if err := srv.Keep(j, "test", false); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() { done <- srv.Serve(ctx) }()
-	stopped := false
-	stop := func() {
-		if !stopped {
-			stopped = true
-			cancel()
-			<-done
-		}
-	}
-	t.Cleanup(stop)
-	return srv, took, stop
+	return srv, took, serveUntilStopped(t, srv)
 }
 
 // crashImage is the journal at path as a process killed now leaves it:

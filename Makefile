@@ -46,7 +46,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDatapath$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/datapath
 	$(GO) test -run '^$$' -fuzz '^FuzzN4$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/pfcp
 
-# The datapath and N4 alone, the metrics scrape, the lab's generator, then
+# The datapath and N4 alone, the metrics scrape, the lab's generator, real
+# UEs' TCP through upfd beside its ceiling, then
 # upfd beside the reference forwarder in the lab with 1 and 100,000 sessions
 # and under the subscriber model.
 bench: deps
@@ -54,6 +55,7 @@ bench: deps
 	$(GO) test -run '^$$' -bench '^BenchmarkN4$$' -benchtime 1x -timeout 30m ./internal/pfcp
 	$(GO) test -run '^$$' -bench '^BenchmarkScrape$$' -benchtime 1x -timeout 30m ./internal/metrics
 	$(GO) test -run '^$$' -bench '^BenchmarkGenerator$$' -benchtime 1x -timeout 30m ./lab/tgen
+	$(GO) test -run '^$$' -bench '^BenchmarkRealUEs$$' -benchtime 1x -timeout 30m ./lab/gnb
 	$(GO) build -o bin/ ./cmd/upfd ./cmd/upflab
 	./bin/upflab run lab/scenario/bench-1.yaml
 	./bin/upflab run lab/scenario/bench-100000.yaml

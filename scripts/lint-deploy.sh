@@ -12,11 +12,12 @@
 #   - the systemd unit: systemd-analyze verify, where systemd is installed;
 #   - the Dockerfile: hadolint;
 #   - the Grafana dashboards in deploy/grafana: valid JSON.
-# In CI (CI set) a tool scripts/deps.sh installs must be there; elsewhere a
+# In CI (CI set) a tool scripts/deps.sh installs (in .venv) must be there; elsewhere a
 # missing one is skipped with a note. The namespaces need root: without it
 # the upfd checks are skipped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+PATH=$PWD/.venv/bin:$PATH # the Python tools scripts/deps.sh installs there
 
 chart=deploy/helm/sluice-upf
 failed=0

@@ -21,8 +21,12 @@
 #include "common.h"
 #include "../upf_maps.h"
 
-/* Burst tolerance of the MBR: how far the TAT may run ahead of now. */
-const volatile __u64 cfg_mbr_burst_ns = 5000000;
+/*
+ * Burst tolerance of the MBR: how far the TAT may run ahead of now. It
+ * covers TCP's shortest retransmission timeout (200 ms in Linux), whose
+ * wait a shallower bucket forfeits (datapath.DefaultMBRBurst says more).
+ */
+const volatile __u64 cfg_mbr_burst_ns = 200000000;
 
 #define NSEC_PER_MSEC 1000000ULL
 #define GCRA_SHIFT 6 /* time in 1/64 ns: exact enough at 100 Gbit/s, wraps after 9 years */

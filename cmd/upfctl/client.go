@@ -73,19 +73,24 @@ func (c *client) call(method, path string, body any) (answer, error) {
 	return answer{resp.StatusCode, b}, nil
 }
 
+// noAnswer is a request that upfd did not answer: it may not be running.
+type noAnswer struct{ msg string }
+
+func (e *noAnswer) Error() string { return e.msg }
+
 // unreachable says what to do when the request did not get an answer.
 func (c *client) unreachable(err error) error {
 	var op *net.OpError
 	var dns *net.DNSError
 	switch {
 	case errors.As(err, &dns):
-		return fmt.Errorf("cannot resolve %s: check --api", dns.Name)
+		return &noAnswer{fmt.Sprintf("cannot resolve %s: check --api", dns.Name)}
 	case errors.As(err, &op) && op.Op == "dial":
-		return fmt.Errorf("cannot reach upfd at %s: is upfd running with api.listen set? (%v)", c.base, op.Err)
+		return &noAnswer{fmt.Sprintf("cannot reach upfd at %s: is upfd running with api.listen set? (%v)", c.base, op.Err)}
 	case isTimeout(err):
-		return fmt.Errorf("upfd at %s did not answer within %s: it may be overloaded", c.base, c.http.Timeout)
+		return &noAnswer{fmt.Sprintf("upfd at %s did not answer within %s: it may be overloaded", c.base, c.http.Timeout)}
 	}
-	return fmt.Errorf("cannot talk to upfd at %s: %w", c.base, err)
+	return &noAnswer{fmt.Sprintf("cannot talk to upfd at %s: %v", c.base, err)}
 }
 
 func isTimeout(err error) bool {

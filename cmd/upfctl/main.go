@@ -3,8 +3,8 @@
 //
 //	upfctl [--api URL] [--token T] [-o table|json] VERB [ARGS]
 //
-//	health                                  is upfd serving N4? (exit status 1 if not)
-//	version                                 upfd's and upfctl's versions
+//	health [--wait D]                       is upfd serving N4? (exit status 1 if not; --wait: until it is, up to D)
+//	version                                 upfd's and upfctl's versions (upfctl's alone without upfd)
 //	associations                            the SMFs' PFCP associations
 //	sessions [--peer P] [--ue A] [--teid T] [--limit N] [--cursor C]
 //	session SEID                            one session: rules and live counters
@@ -30,8 +30,8 @@ const usage = `upfctl: upfd's REST API for people
 Usage: upfctl [--api URL] [--token T] [-o table|json] VERB [ARGS]
 
 Verbs:
-  health                       is upfd serving N4? (exit status 1 if not)
-  version                      upfd's and upfctl's versions
+  health [--wait DURATION]     is upfd serving N4? (exit status 1 if not); --wait: wait until it is, up to DURATION
+  version                      upfd's and upfctl's versions (upfctl's alone without upfd)
   associations                 the SMFs' PFCP associations
   sessions [--peer NODE-ID] [--ue ADDRESS] [--teid TEID] [--limit N] [--cursor C]
                                sessions in SEID order, a page at a time

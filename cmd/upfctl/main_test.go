@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -147,6 +148,47 @@ func TestVersion(t *testing.T) {
 		if !strings.Contains(r.out, want) {
 			t.Errorf("version output lacks %q:\n%s", want, r.out)
 		}
+	}
+}
+
+// health --wait waits for an upfd that is starting: one that answers only
+// after a while, and one not ready yet.
+func TestHealthWaits(t *testing.T) {
+	srv, _ := upfd(t)
+	var calls atomic.Int32
+	starting := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) < 3 {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			w.Write([]byte(`{"ready": false, "n4": "starting", "draining": false, "reason": "N4 is starting"}`))
+			return
+		}
+		srv.Config.Handler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(starting.Close)
+	if r := upfctl(nil, "--api", starting.URL, "health", "--wait", "10s"); r.code != 0 || !strings.Contains(r.out, "yes") {
+		t.Errorf("an upfd getting ready: exit %d, %q %q; want ready", r.code, r.out, r.err)
+	}
+	gone := httptest.NewServer(http.NotFoundHandler())
+	gone.Close()
+	start := time.Now()
+	if r := upfctl(nil, "--api", gone.URL, "health", "--wait", "300ms"); r.code != 1 || !strings.Contains(r.err, "cannot reach upfd") || time.Since(start) < 300*time.Millisecond {
+		t.Errorf("no upfd: exit %d, %q after %v; want exit 1 once --wait is up", r.code, r.err, time.Since(start))
+	}
+}
+
+// upfctl's version needs no upfd: without an answer it gives its own and
+// says why upfd's is missing; -o json, the API's answer, has none to give.
+func TestVersionWithoutUpfd(t *testing.T) {
+	gone := httptest.NewServer(http.NotFoundHandler())
+	gone.Close()
+	r := upfctl(nil, "--api", gone.URL, "version")
+	want := "upfd:   no answer: cannot reach upfd at " + gone.URL + ": is upfd running with api.listen set?"
+	if r.code != 0 || !strings.HasPrefix(r.out, want) || !strings.Contains(r.out, "\nupfctl: ") || r.err != "" {
+		t.Errorf("exit %d, stdout:\n%s\nstderr:\n%s\nwant exit 0 and stdout starting %q, then upfctl's line", r.code, r.out, r.err, want)
+	}
+	if r := upfctl(nil, "--api", gone.URL, "-o", "json", "version"); r.code != 1 || r.out != "" {
+		t.Errorf("-o json without upfd: exit %d, stdout %q; want exit 1 and nothing", r.code, r.out)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/sluice-upf/sluice/internal/api"
 	"github.com/sluice-upf/sluice/internal/buildinfo"
@@ -17,19 +18,28 @@ import (
 func (c *cli) printJSON(a answer) { c.out.Write(a.body) }
 
 func (c *cli) health(g *globals, args []string) error {
-	if err := c.noArgs(g, "health", args); err != nil {
-		return err
-	}
-	a, err := c.client.call("GET", "/ready", nil)
+	fs := flag.NewFlagSet("health", flag.ContinueOnError)
+	wait := fs.Duration("wait", 0, "wait up to this long for upfd to answer and be ready")
+	pos, err := parseVerb(g, fs, args)
 	if err != nil {
 		return err
 	}
-	var r api.Readiness
-	if a.status != http.StatusOK && a.status != http.StatusServiceUnavailable {
-		return c.client.refusal(a)
+	if len(pos) > 0 {
+		return usageError(fmt.Sprintf("health takes no arguments, not %q", strings.Join(pos, " ")))
 	}
-	if err := json.Unmarshal(a.body, &r); err != nil {
-		return fmt.Errorf("upfd's answer does not decode (is upfctl as new as upfd?): %w", err)
+	if err := c.connect(g); err != nil {
+		return err
+	}
+	// A script that has just started upfd waits here until it answers,
+	// ready.
+	a, r, err := c.readiness()
+	var none *noAnswer
+	for end := time.Now().Add(*wait); (errors.As(err, &none) || err == nil && !r.Ready) && time.Now().Before(end); {
+		time.Sleep(100 * time.Millisecond)
+		a, r, err = c.readiness()
+	}
+	if err != nil {
+		return err
 	}
 	if c.json {
 		c.printJSON(a)
@@ -44,16 +54,40 @@ func (c *cli) health(g *globals, args []string) error {
 	return nil
 }
 
+// readiness asks upfd whether it is ready.
+func (c *cli) readiness() (answer, api.Readiness, error) {
+	var r api.Readiness
+	a, err := c.client.call("GET", "/ready", nil)
+	if err != nil {
+		return a, r, err
+	}
+	if a.status != http.StatusOK && a.status != http.StatusServiceUnavailable {
+		return a, r, c.client.refusal(a)
+	}
+	if err := json.Unmarshal(a.body, &r); err != nil {
+		return a, r, fmt.Errorf("upfd's answer does not decode (is upfctl as new as upfd?): %w", err)
+	}
+	return a, r, nil
+}
+
 func (c *cli) version(g *globals, args []string) error {
 	if err := c.noArgs(g, "version", args); err != nil {
 		return err
 	}
 	var v api.Version
 	a, err := c.client.get("/version", &v)
-	if err != nil {
+	var none *noAnswer
+	switch {
+	case errors.As(err, &none) && !c.json:
+		// upfctl's own version needs no upfd.
+		t := c.fields()
+		t.row("upfd:", "no answer: "+err.Error())
+		t.row("upfctl:", buildinfo.Version())
+		t.flush()
+		return nil
+	case err != nil:
 		return err
-	}
-	if c.json {
+	case c.json:
 		c.printJSON(a)
 		return nil
 	}

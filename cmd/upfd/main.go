@@ -126,24 +126,40 @@ func newLogger(l config.Log) *slog.Logger {
 
 // run wires the datapath, the session store, the rule compiler and the
 // PFCP server, serves until ctx ends, then takes the programs off, or,
-// with pinning, leaves them forwarding and saves N4's state for the next
-// process.
+// with pinning, leaves them forwarding, N4's state in the state file for
+// the next process.
 func run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	ifaces, access, core := interfaces(cfg)
 	endpoints := append(slices.Clone(access), core...)
 	opts := datapath.Options{Interfaces: ifaces, GTPUAddrs: endpoints, MaxSessions: cfg.MaxSessions, PinPath: cfg.PinPath,
 		Listeners: listeners(cfg)}
-	d, saved, err := loadDatapath(opts, cfg.StateFile, log)
+	began := time.Now()
+	pins, err := loadDatapath(opts, cfg.StateFile, log)
 	if err != nil {
 		return err
 	}
+	d := pins.d
 	defer func() { d.Close() }()
-	mode, err := attach(d, cfg.XDPMode, log)
-	if err != nil {
-		return err
+	if pins.j != nil {
+		defer pins.j.Close()
 	}
-	log.Info("upfd: datapath attached", "interfaces", len(ifaces), "mode", mode, "max_sessions", cfg.MaxSessions,
-		"pinned", cfg.PinPath != "", "taken_over", saved != nil)
+	// Taking over, N4 serves first, on the maps, while the kernel verifies
+	// the new programs: the old ones forward meanwhile. Otherwise there is
+	// nothing to serve until they are attached.
+	attached := func() error {
+		mode, err := loadAndAttach(d, cfg.XDPMode, log)
+		if err != nil {
+			return err
+		}
+		log.Info("upfd: datapath attached", "interfaces", len(ifaces), "mode", mode, "max_sessions", cfg.MaxSessions,
+			"pinned", cfg.PinPath != "", "taken_over", pins.taken != nil, "took", time.Since(began).Round(time.Millisecond))
+		return nil
+	}
+	if pins.taken == nil {
+		if err := attached(); err != nil {
+			return err
+		}
+	}
 
 	pools := map[string][]netip.Prefix{}
 	for i, dnn := range cfg.DNNs {
@@ -182,10 +198,11 @@ func run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	if saved != nil {
-		if err := saved.restore(srv); err != nil {
-			return err // the file is gone: the next start begins afresh
-		}
+	if err := pins.takeOver(srv, cfg.StateFile, log); err != nil {
+		return err
+	}
+	if err := pins.keep(srv, cfg.StateFsync); err != nil {
+		return err
 	}
 	if cfg.API.Listen.IsValid() { // after restore: the API shows the restored state
 		h := api.New(api.Options{N4: srv, Datapath: d, Version: buildinfo.Version(), Token: cfg.API.Token, Log: log})
@@ -208,17 +225,24 @@ func run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		defer stopMetrics()
 		log.Info("upfd: serving Prometheus", "url", "http://"+cfg.Metrics.Listen.String()+metrics.Path)
 	}
-	log.Info("upfd: serving N4", "listen", cfg.PFCP.Listen, "node_id", cfg.NodeID, "sessions", store.Len())
-	err = srv.Serve(ctx)
+	log.Info("upfd: serving N4", "listen", cfg.PFCP.Listen, "node_id", cfg.NodeID, "sessions", store.Len(),
+		"took", time.Since(began).Round(time.Millisecond))
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx) }()
+	if pins.taken != nil {
+		if err := attached(); err != nil {
+			stop(err)
+		}
+	}
+	err = <-served
 	log.Info("upfd: stopping")
 	if cfg.PinPath != "" {
-		if err := saveState(cfg.StateFile, d, srv); err != nil {
-			return err
-		}
-		log.Info("upfd: state saved; the pinned datapath forwards on", "sessions", store.Len(), "state_file", cfg.StateFile)
+		log.Info("upfd: state kept; the pinned datapath forwards on", "sessions", store.Len(), "state_file", cfg.StateFile)
 	}
 	if errors.Is(err, context.Canceled) {
-		return nil
+		return context.Cause(ctx) // nil, unless the programs failed
 	}
 	return err
 }
@@ -251,30 +275,12 @@ func listeners(cfg *config.Config) []datapath.Listener {
 	return ls
 }
 
-// loadDatapath loads the datapath. Maps pinned by an earlier process come
-// with the state it saved for them; maps pinned without one hold sessions
-// nobody knows any more, so they are removed and the datapath starts
-// afresh, as a restarted UPF (the SMFs see a new Recovery Time Stamp).
-func loadDatapath(opts datapath.Options, stateFile string, log *slog.Logger) (*datapath.Datapath, *savedState, error) {
-	d, err := datapath.Load(opts)
-	if err != nil || !d.Reused() {
-		return d, nil, err
+// loadAndAttach loads the programs and attaches them in the configured
+// mode; auto is native where the driver has it, generic elsewhere.
+func loadAndAttach(d *datapath.Datapath, mode string, log *slog.Logger) (string, error) {
+	if err := d.LoadPrograms(); err != nil {
+		return "", err
 	}
-	saved, err := openState(stateFile, d)
-	if err == nil {
-		return d, saved, nil
-	}
-	log.Warn("upfd: pinned maps without their saved state: removing them and starting afresh", "pin_path", opts.PinPath, "reason", err)
-	if err := errors.Join(d.Unpin(), d.Close()); err != nil {
-		return nil, nil, err
-	}
-	d, err = datapath.Load(opts)
-	return d, nil, err
-}
-
-// attach attaches in the configured mode; auto is native where the driver
-// has it, generic elsewhere.
-func attach(d *datapath.Datapath, mode string, log *slog.Logger) (string, error) {
 	if mode != config.XDPAuto {
 		return mode, d.Attach(datapath.XDPMode(mode))
 	}

@@ -40,7 +40,7 @@ func runCBR(args []string) error {
 }
 
 func parseCBR(args []string) (cbrRun, error) {
-	fs := flags("cbr")
+	fs := flags("cbr", "[flags]")
 	var tf trafficFlags
 	tf.register(fs)
 	r := cbrRun{c: scenario.CBR{Sizes: []int{64, 256, 512, 1024, 1400}, Rate: scenario.Rate{Max: true}, Duration: 2 * time.Second}}

@@ -2,8 +2,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
-	"flag"
 	"fmt"
 	"os"
 
@@ -14,27 +12,22 @@ func init() {
 	register("compare", "set results side by side: upflab compare A.json B.json ...", runCompare)
 }
 
-const compareUsage = "upflab compare [-o FILE] A.json B.json ..."
+const compareSynopsis = "[-o FILE] A.json B.json ..."
 
 // runCompare writes a Markdown table of the steps the runs share, with
 // ratios to the first run, to standard output or a file.
 func runCompare(args []string) error {
-	fs := flags("compare")
+	fs := flags("compare", compareSynopsis+"\n\nSets the run.json files of `upflab run` side by side; ratios are to A.")
 	out := fs.String("o", "", "write the Markdown to `FILE` instead of standard output")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: %s\nSets the run.json files of `upflab run` side by side; ratios are to A.\n", compareUsage)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+	files, err := parseWithFiles(fs, args)
+	if err != nil {
 		return err
-	} else if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	if fs.NArg() < 2 {
-		return fmt.Errorf("%w: %s: give two run.json files or more", errUsage, compareUsage)
+	if len(files) < 2 {
+		return fmt.Errorf("%w: upflab compare %s: give two run.json files or more", errUsage, compareSynopsis)
 	}
-	runs := make([]report.Compared, fs.NArg())
-	for i, path := range fs.Args() {
+	runs := make([]report.Compared, len(files))
+	for i, path := range files {
 		run, err := report.ReadJSON(path)
 		if err != nil {
 			return err

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"net/netip"
 	"os"
@@ -33,9 +34,6 @@ func init() {
 
 // Bounds of what gen, sink and cbr accept.
 const (
-	// minPayload holds the generator's stamp: magic, flow, sequence
-	// number and send time.
-	minPayload   = 24
 	maxSessions  = 1_000_000
 	maxFlows     = 1024    // per session, as a scenario's sessions.flows
 	maxAllFlows  = 1 << 20 // sessions × flows: the sink keeps a window per flow
@@ -57,6 +55,7 @@ type trafficFlags struct {
 	teidDL    uint32
 	qfi       uint
 	flows     int
+	wait      time.Duration // for the sessions file
 }
 
 func (f *trafficFlags) register(fs *flag.FlagSet) {
@@ -70,6 +69,7 @@ func (f *trafficFlags) register(fs *flag.FlagSet) {
 	fs.Func("teid-dl", "the first session's downlink `TEID`, the gNB's (default 1)", teidFlag(&f.teidDL))
 	fs.UintVar(&f.qfi, "qfi", defaultQFI, "the sessions' `QFI`; 0: none, the UPF sends downlink without a PDU Session Container")
 	fs.IntVar(&f.flows, "flows", defaultFlows, fmt.Sprintf("`N` flows (UE ports) per session, 1 to %d", maxFlows))
+	fs.DurationVar(&f.wait, "wait", time.Minute, "wait up to `DURATION` for the --sessions-file that an upflab smf started just before writes")
 }
 
 // traffic checks the flags and gives the traffic they describe, of
@@ -92,7 +92,7 @@ func (f *trafficFlags) traffic(fs *flag.FlagSet, mix []scenario.Weighted) (runne
 		if set := setFlags(fs, "sessions", "ue", "teid-ul", "teid-dl", "qfi"); len(set) > 0 {
 			return t, fmt.Errorf("%w: --sessions-file gives the sessions: leave out --%s", errUsage, strings.Join(set, ", --"))
 		}
-		t.Sessions, err = readSessions(f.file)
+		t.Sessions, err = readSessions(fs.Name(), f.file, f.wait)
 	} else {
 		t.Sessions, err = f.numbered()
 	}
@@ -133,9 +133,18 @@ func (f *trafficFlags) numbered() ([]tgen.Session, error) {
 	return out, nil
 }
 
-// readSessions reads the sessions `upflab smf --json` wrote.
-func readSessions(path string) ([]tgen.Session, error) {
+// readSessions reads the sessions `upflab smf --json` wrote, waiting up
+// to wait for the file: an smf started just before writes it only once
+// its sessions are established. who says what waits.
+func readSessions(who, path string, wait time.Duration) ([]tgen.Session, error) {
 	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) && wait > 0 {
+		fmt.Fprintf(os.Stderr, "%s: waiting up to %v for %s, which upflab smf --json writes once its sessions are established\n", who, wait, path)
+		for end := time.Now().Add(wait); errors.Is(err, fs.ErrNotExist) && time.Now().Before(end); {
+			time.Sleep(100 * time.Millisecond)
+			b, err = os.ReadFile(path)
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("--sessions-file: %w; `upflab smf --json FILE` writes one", err)
 	}
@@ -178,6 +187,7 @@ type genRun struct {
 	duration time.Duration
 	cpus     []int
 	interval time.Duration
+	sinkWait time.Duration
 }
 
 func runGen(args []string) error {
@@ -207,11 +217,11 @@ func inLab(name string, fn func(context.Context, topo.Lab) error) error {
 }
 
 func parseGen(args []string) (genRun, error) {
-	fs := flags("gen")
+	fs := flags("gen", "--count N | --duration D [flags]")
 	var tf trafficFlags
 	tf.register(fs)
 	g := genRun{rate: scenario.Rate{Max: true}}
-	size := fs.String("size", "64", fmt.Sprintf("UDP payload `BYTES` (%d to %d), imix (64:7,576:4,1400:1), or a mix SIZE:WEIGHT,... (4 sizes, weights adding up to 16 at most)", minPayload, scenario.MaxPayload))
+	size := fs.String("size", "64", fmt.Sprintf("UDP payload `BYTES` (%d to %d), imix (64:7,576:4,1400:1), or a mix SIZE:WEIGHT,... (4 sizes, weights adding up to 16 at most)", scenario.MinPayload, scenario.MaxPayload))
 	fs.Func("rate", "`RATE` in all, in packets or bits a second: 100kpps, 1.5Mpps, 2Gbps (frames as sent); max: flat out (default)", rateFlag(&g.rate))
 	fs.Func("m", "short for --rate (TRex's -m)", rateFlag(&g.rate))
 	fs.Uint64Var(&g.count, "count", 0, "`N` frames to send in all, exactly")
@@ -221,6 +231,7 @@ func parseGen(args []string) (genRun, error) {
 	fs.Func("cpus", "`CPUs` to send from, one worker each, e.g. 0,1 (default: every CPU flat out; at a set rate the fewest that keep it up)", cpusFlag(&g.cpus))
 	workers := fs.Int("workers", 0, "`N` workers at the most, on the first of --cpus (xdp-trafficgen's --threads)")
 	fs.DurationVar(&g.interval, "interval", 0, "print what was sent so far this often, e.g. 1s (0: only at the end)")
+	fs.DurationVar(&g.sinkWait, "sink-wait", 5*time.Second, "wait up to `DURATION` for an upflab sink started just before to attach, so that it counts the first frame (0: do not)")
 	if err := parseAll(fs, args); err != nil {
 		return g, err
 	}
@@ -235,8 +246,8 @@ func parseGen(args []string) (genRun, error) {
 	if g.count == 0 && g.duration == 0 {
 		return g, fmt.Errorf("%w: give --count, --duration or both: a run must end", errUsage)
 	}
-	if g.interval < 0 {
-		return g, fmt.Errorf("%w: --interval %v: want 0 or more", errUsage, g.interval)
+	if g.interval < 0 || g.sinkWait < 0 {
+		return g, fmt.Errorf("%w: --interval and --sink-wait: want 0 or more", errUsage)
 	}
 	return g, g.placeWorkers(*workers, len(setFlags(fs, "cpus", "workers")) > 0)
 }
@@ -272,9 +283,12 @@ func (g genRun) run(ctx context.Context, w io.Writer, lab topo.Lab) (tgen.Result
 		return tgen.Result{}, err
 	}
 	defer gen.Close()
-	ns, dev, _, _ := g.t.Ends(lab)
+	ns, dev, sinkNS, sinkDev := g.t.Ends(lab)
 	pps := g.t.PacketsPerSecond(g.rate)
 	g.header(w, ns, dev, pps)
+	if err := g.waitForSink(ctx, w, lab, sinkNS, sinkDev); err != nil {
+		return tgen.Result{}, err
+	}
 	limited := ctx
 	if g.duration > 0 {
 		var cancel context.CancelFunc
@@ -291,6 +305,34 @@ func (g genRun) run(ctx context.Context, w io.Writer, lab topo.Lab) (tgen.Result
 		fmt.Fprintln(w, "interrupted: the counts are of what was sent until then")
 	}
 	return res, err
+}
+
+// waitForSink waits up to --sink-wait for a sink on the receiving end: one
+// started just before gen may still be loading, and would miss the first
+// frames. Without one, gen sends all the same, and says so.
+func (g genRun) waitForSink(ctx context.Context, w io.Writer, lab topo.Lab, ns, dev string) error {
+	if g.sinkWait == 0 {
+		return nil
+	}
+	said := false
+	for end := time.Now().Add(g.sinkWait); ; {
+		progs, err := lab.XDP(ns, dev)
+		if err != nil {
+			return err
+		}
+		if slices.ContainsFunc(progs, func(p string) bool { return strings.HasPrefix(p, tgen.SinkProgram+"#") }) {
+			return nil
+		}
+		if !time.Now().Before(end) || ctx.Err() != nil {
+			fmt.Fprintf(w, "no sink on %s/%s: sending all the same, and nothing there counts the frames\n\n", ns, dev)
+			return nil
+		}
+		if !said {
+			fmt.Fprintf(w, "waiting up to %v for a sink on %s/%s (upflab sink; --sink-wait 0 sends at once)\n", g.sinkWait, ns, dev)
+			said = true
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // perWorker shares a rate among n workers; 0 stays flat out.
@@ -531,7 +573,7 @@ func payloadSize(s string) (int, error) {
 
 // checkPayload refuses a payload the generator cannot send.
 func checkPayload(n int) error {
-	if n < minPayload || n > scenario.MaxPayload {
+	if n < scenario.MinPayload || n > scenario.MaxPayload {
 		return errPayload(strconv.Itoa(n))
 	}
 	return nil
@@ -539,7 +581,7 @@ func checkPayload(n int) error {
 
 func errPayload(s string) error {
 	return fmt.Errorf("%q: want payload bytes from %d (the generator's stamp) to %d (a 1500-byte MTU after the tunnel)",
-		s, minPayload, scenario.MaxPayload)
+		s, scenario.MinPayload, scenario.MaxPayload)
 }
 
 func rateFlag(r *scenario.Rate) func(string) error {

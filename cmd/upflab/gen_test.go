@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -114,8 +115,32 @@ func TestGenReadsTheSMFEmulatorsSessions(t *testing.T) {
 			t.Errorf("%s: %v, want an error naming the file", name, err)
 		}
 	}
-	if _, err := parseGen([]string{"-n", "1", "--sessions-file", "/nonexistent.json"}); err == nil || !strings.Contains(err.Error(), "upflab smf --json FILE") {
+	if _, err := parseGen([]string{"-n", "1", "--sessions-file", "/nonexistent.json", "--wait", "0s"}); err == nil || !strings.Contains(err.Error(), "upflab smf --json FILE") {
 		t.Errorf("no file: %v, want an error saying how to write one", err)
+	}
+}
+
+// gen (and sink, and cbr) wait for a sessions file that an smf started
+// just before has yet to write, up to --wait.
+func TestGenWaitsForTheSessionsFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "sessions.json")
+	list := []smf.Session{{UE: netip.MustParseAddr("10.32.0.1"), UplinkTEID: 0x100, DownlinkTEID: 1, QFI: 9}}
+	written := make(chan error, 1)
+	time.AfterFunc(300*time.Millisecond, func() { written <- writeSessions(file, list) })
+	g, err := parseGen([]string{"-n", "1", "--sessions-file", file, "--wait", "1m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-written; err != nil {
+		t.Fatal(err)
+	}
+	if len(g.t.Sessions) != 1 || g.t.Sessions[0].UplinkTEID != 0x100 {
+		t.Errorf("sessions %+v, want the file's", g.t.Sessions)
+	}
+	start := time.Now()
+	_, err = parseSink([]string{"--sessions-file", file + ".never", "--wait", "200ms"})
+	if err == nil || !strings.Contains(err.Error(), "no such file") || time.Since(start) < 200*time.Millisecond {
+		t.Errorf("a file never written: %v after %v, want an error once --wait is up", err, time.Since(start))
 	}
 }
 
@@ -237,6 +262,48 @@ func TestPrivilegedGenAndSinkCountEveryFrame(t *testing.T) {
 				t.Errorf("sink: %d lines of flows, want the 8", n)
 			}
 		})
+	}
+}
+
+// A sink that attaches after gen has started still counts every frame:
+// gen waits for it. Started together, as `upflab sink ... &` and `upflab
+// gen ...` are, the sink used to miss the first tens of milliseconds.
+func TestPrivilegedGenWaitsForTheSink(t *testing.T) {
+	lab := testLab(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	const count = 5000
+	same := []string{"--name", lab.Name, "--sessions", "2"}
+	g, err := parseGen(append(same, "--count", fmt.Sprint(count), "--rate", "50kpps", "--cpus", "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := parseSink(append(same, "--through", "reference", "--expect", fmt.Sprint(count), "--duration", "10s"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var genOut strings.Builder
+	sent := make(chan error, 1)
+	go func() {
+		_, err := g.run(ctx, &genOut, lab)
+		sent <- err
+	}()
+	time.Sleep(500 * time.Millisecond)
+	c, err := s.attach(lab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := <-sent; err != nil {
+		t.Fatal(err)
+	}
+	c.wait(ctx, io.Discard)
+	st, err := c.sink.Stats(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Unique != count || !strings.Contains(genOut.String(), "waiting up to 5s for a sink on "+lab.DN+"/n6") {
+		t.Errorf("the sink counted %d of %d frames; gen said:\n%s", st.Unique, count, genOut.String())
 	}
 }
 

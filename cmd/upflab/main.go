@@ -5,6 +5,7 @@
 //	upflab run [SCENARIO.yaml]     the default scenario against upfd, or a file
 //	upflab topo up|down|show       the lab's namespaces
 //	upflab smf ...                 associate and drive sessions over PFCP
+//	upflab version                 upflab's version
 //	upflab help                    every command
 //
 // Each command lives in a file of its own and registers itself in init.
@@ -14,8 +15,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"sort"
+	"strings"
 )
 
 // command is one verb of upflab.
@@ -52,12 +55,22 @@ func main() {
 		if errors.Is(err, flag.ErrHelp) {
 			return
 		}
-		fmt.Fprintf(os.Stderr, "upflab %s: %v\n", c.name, err)
+		fmt.Fprintln(os.Stderr, prefixed("upflab "+c.name, err))
 		if errors.Is(err, errUsage) {
 			os.Exit(2)
 		}
 		os.Exit(1)
 	}
+}
+
+// prefixed puts the verb before err, unless err names its package that
+// is also the verb's name: "upflab topo: no such lab", not "topo: topo:".
+func prefixed(verb string, err error) string {
+	msg := err.Error()
+	if _, name, _ := strings.Cut(verb, " "); strings.HasPrefix(msg, name+": ") {
+		return "upflab " + msg
+	}
+	return verb + ": " + msg
 }
 
 func usage() {
@@ -75,16 +88,23 @@ func usage() {
 	fmt.Println("`upflab COMMAND -h` gives a command's flags.")
 }
 
-// flags makes a verb's flag set that returns errors instead of exiting.
-func flags(name string) *flag.FlagSet {
-	return flag.NewFlagSet("upflab "+name, flag.ContinueOnError)
+// flags makes a verb's flag set. A parse error comes back to main, which
+// prints it once; -h prints the synopsis and the flags to standard output.
+func flags(name, synopsis string) *flag.FlagSet {
+	fs := flag.NewFlagSet("upflab "+name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: upflab %s %s\n\nflags:\n", name, synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
 }
 
 // parseAll parses a verb's flags and refuses arguments left over.
 func parseAll(fs *flag.FlagSet, args []string) error {
 	files, err := parseWithFiles(fs, args)
 	if err == nil && len(files) > 0 {
-		err = fmt.Errorf("%w: unexpected argument %q", errUsage, files[0])
+		err = fmt.Errorf("%w: unexpected argument %q; `%s -h` lists the flags", errUsage, files[0], fs.Name())
 	}
 	return err
 }
@@ -93,9 +113,11 @@ func parseAll(fs *flag.FlagSet, args []string) error {
 func parseWithFiles(fs *flag.FlagSet, args []string) (files []string, err error) {
 	for {
 		if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(os.Stdout)
+			fs.Usage()
 			return nil, err
 		} else if err != nil {
-			return nil, fmt.Errorf("%w: %v", errUsage, err)
+			return nil, fmt.Errorf("%w: %v; `%s -h` lists the flags", errUsage, err, fs.Name())
 		}
 		if fs.NArg() == 0 {
 			return files, nil

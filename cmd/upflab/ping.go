@@ -23,7 +23,7 @@ func init() {
 // (set up by `upflab smf` or a scenario): --ue and the session's TEIDs say
 // which.
 func runPing(args []string) error {
-	fs := flags("ping")
+	fs := flags("ping", "--ue ADDRESS --teid-ul TEID --teid-dl TEID [flags]")
 	name := fs.String("name", topo.DefaultName, "the lab's name")
 	o := probe.PingOptions{Sizes: []int{56}}
 	fs.TextVar(&o.UE, "ue", o.UE, "the session's UE address (required)")
@@ -55,7 +55,8 @@ func runPing(args []string) error {
 	}
 	o.Namespace = lab.GNB
 	// The gNB and the DN are the kernel here: without an XDP program on
-	// their ends of the veths, they would drop what the UPF's XDP sends.
+	// their ends of the veths (or GRO, which topo up turns on but a user
+	// may have turned off), they would drop what the UPF's XDP sends.
 	for _, end := range [][2]string{{lab.GNB, topo.DevN3}, {lab.DN, topo.DevN6}} {
 		c, err := lab.AttachPass(end[0], end[1])
 		if err != nil {

@@ -22,7 +22,7 @@ func init() {
 }
 
 func runScenario(args []string) error {
-	fs := flags("run")
+	fs := flags("run", "[flags] [SCENARIO.yaml]\n\nRuns the scenario in SCENARIO.yaml, or without one the default scenario (--show-default\nprints it) against upfd.")
 	upfd := fs.String("upfd", "", "the upfd binary (default: upfd beside upflab, else on PATH)")
 	out := fs.String("out", "", "results directory (default: the scenario's outputs.directory)")
 	keep := fs.Bool("keep", false, "leave the lab's namespaces up afterwards")
@@ -64,7 +64,23 @@ func runScenario(args []string) error {
 	}
 	fmt.Fprintf(os.Stderr, "upflab: %d files in %s (run.md: every table, the trials, the plots), run took %v\n",
 		len(written), o.Dir, time.Since(start).Round(time.Second))
-	return runErr
+	return errors.Join(runErr, failedSteps(run, len(s.Steps)))
+}
+
+// failedSteps names the steps of run that failed, nil if none did: the
+// run goes on after a failed step, but must not end as if it measured.
+func failedSteps(run *report.Run, steps int) error {
+	var failed []string
+	for _, st := range run.Steps {
+		if st.Error != "" {
+			failed = append(failed, st.Name)
+		}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%d of %d steps failed (%s); the lines above and the results say why",
+		len(failed), steps, strings.Join(failed, ", "))
 }
 
 func loadScenario(args []string) (*scenario.Scenario, error) {

@@ -57,7 +57,7 @@ func (s sinkRun) run(ctx context.Context, lab topo.Lab) error {
 }
 
 func parseSink(args []string) (sinkRun, error) {
-	fs := flags("sink")
+	fs := flags("sink", "[flags]")
 	var tf trafficFlags
 	tf.register(fs)
 	s := sinkRun{duration: time.Hour}
@@ -76,7 +76,7 @@ func parseSink(args []string) (sinkRun, error) {
 	}
 	// The sink checks no length against the spec: any size will do.
 	var err error
-	s.t, err = tf.traffic(fs, []scenario.Weighted{{Bytes: minPayload, Weight: 1}})
+	s.t, err = tf.traffic(fs, []scenario.Weighted{{Bytes: scenario.MinPayload, Weight: 1}})
 	return s, err
 }
 

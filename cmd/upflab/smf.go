@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/netip"
 	"os"
 	"os/signal"
@@ -41,6 +42,12 @@ func runSMF(args []string) error {
 	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
+	// gen and sink wait for the file: never let them take an earlier run's.
+	if r.jsonOut != "" {
+		if err := os.Remove(r.jsonOut); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("--json: %w", err)
+		}
+	}
 
 	c, err := smf.Dial(r.cfg)
 	if err != nil {
@@ -100,6 +107,7 @@ func (r smfRun) drive(ctx context.Context, c *smf.Client) error {
 		if err := writeSessions(r.jsonOut, c.Sessions()); err != nil {
 			return err
 		}
+		fmt.Printf("%d sessions in %s, for upflab gen and sink --sessions-file\n", len(c.Sessions()), r.jsonOut)
 	}
 	if r.hold > 0 {
 		fmt.Printf("holding %d sessions for %v\n", len(c.Sessions()), r.hold)
@@ -117,7 +125,7 @@ func show(p smf.Phase, err error) error {
 }
 
 func parseSMF(args []string) (smfRun, error) {
-	fs := flags("smf")
+	fs := flags("smf", "[flags]")
 	lab := fs.String("lab", topo.DefaultName, "the lab: the client runs in its namespace `NAME`-smf")
 	upf := fs.String("upf", netip.AddrPortFrom(topo.UPFN4, smf.PFCPPort).String(), "the UPF's PFCP `ADDR:PORT`")
 	local := fs.String("local", netip.AddrPortFrom(topo.SMFN4, smf.PFCPPort).String(), "our PFCP `ADDR:PORT` (and Node ID)")
@@ -133,13 +141,10 @@ func parseSMF(args []string) (smfRun, error) {
 	duration := fs.Duration("duration", 10*time.Second, "how long the churn lasts")
 	hold := fs.Duration("hold", 0, "then stay associated this long, answering the UPF (while traffic runs)")
 	del := fs.Bool("delete", false, "delete every session at the end")
-	jsonOut := fs.String("json", "", "write the sessions (SEIDs, UE addresses, TEIDs, QFI) to `FILE` as JSON")
+	jsonOut := fs.String("json", "", "write the sessions (SEIDs, UE addresses, TEIDs, QFI) to `FILE` as JSON once they are established; an earlier FILE goes at the start")
 	timeout := fs.Duration("timeout", 5*time.Minute, "bound on the whole run (deletion at the end aside)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseAll(fs, args); err != nil {
 		return smfRun{}, err
-	}
-	if fs.NArg() > 0 {
-		return smfRun{}, fmt.Errorf("%w: unexpected arguments %q; `upflab smf -h` lists the flags", errUsage, fs.Args())
 	}
 	r := smfRun{sessions: *sessions, pathSw: *pathSw, hold: *hold, delete: *del, jsonOut: *jsonOut, timeout: *timeout,
 		churn: smf.Churn{PerSecond: *churn, Duration: *duration}}
@@ -179,10 +184,16 @@ func profileNames() string {
 	return strings.Join(names, "|")
 }
 
+// writeSessions writes the sessions to path whole or not at all: gen and
+// sink read it as soon as it is there.
 func writeSessions(path string, s []smf.Session) error {
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }

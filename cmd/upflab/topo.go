@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +17,15 @@ func init() {
 
 const topoUsage = "upflab topo up [--name N] [--n9] [--queues Q] | down [--name N] | show [--name N]"
 
+const topoHelp = `usage: ` + topoUsage + `
+
+  up     build the lab's namespaces, or repair a half-made lab (a lab already up is left as it is)
+  down   remove them, with everything in them
+  show   list their devices, addresses, peers and XDP programs
+
+` + "`upflab topo VERB -h`" + ` gives a verb's flags.
+`
+
 func runTopo(args []string) error {
 	if len(args) == 0 {
 		return fmt.Errorf("%w: %s", errUsage, topoUsage)
@@ -27,12 +37,15 @@ func runTopo(args []string) error {
 		return topoDown(args[1:])
 	case "show":
 		return topoShow(args[1:])
+	case "-h", "-help", "--help", "help":
+		fmt.Print(topoHelp)
+		return flag.ErrHelp
 	}
 	return fmt.Errorf("%w: %q is not a topo verb; %s", errUsage, args[0], topoUsage)
 }
 
 func topoUp(args []string) error {
-	fs := flags("topo up")
+	fs := flags("topo up", "[--name N] [--n9] [--queues Q]")
 	var o topo.Options
 	fs.StringVar(&o.Name, "name", topo.DefaultName, "the lab's name, the prefix of its namespaces")
 	fs.BoolVar(&o.N9, "n9", false, "a second UPF namespace, <name>-upf2, joined to the UPF by n9")
@@ -53,7 +66,7 @@ func topoUp(args []string) error {
 }
 
 func topoDown(args []string) error {
-	fs := flags("topo down")
+	fs := flags("topo down", "[--name N]")
 	name := fs.String("name", topo.DefaultName, "the lab's name")
 	if err := parseAll(fs, args); err != nil {
 		return err
@@ -62,7 +75,7 @@ func topoDown(args []string) error {
 }
 
 func topoShow(args []string) error {
-	fs := flags("topo show")
+	fs := flags("topo show", "[--name N]")
 	name := fs.String("name", topo.DefaultName, "the lab's name")
 	if err := parseAll(fs, args); err != nil {
 		return err
@@ -75,11 +88,11 @@ func topoShow(args []string) error {
 }
 
 // writeDevices prints the table of `upflab topo show`, and a warning for
-// each veth whose peer runs an XDP program while it has none: frames that
-// program redirects into the veth are dropped.
+// each veth whose peer runs an XDP program while it has neither one nor
+// GRO on: frames that program redirects into the veth are dropped.
 func writeDevices(w io.Writer, devs []topo.Device) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAMESPACE\tDEVICE\tMAC\tSTATE\tQUEUES\tADDRESSES\tPEER\tXDP")
+	fmt.Fprintln(tw, "NAMESPACE\tDEVICE\tMAC\tSTATE\tQUEUES\tGRO\tADDRESSES\tPEER\tXDP")
 	xdp := map[string][]string{}
 	for _, d := range devs {
 		state := "down"
@@ -90,7 +103,14 @@ func writeDevices(w io.Writer, devs []topo.Device) error {
 		for i, a := range d.Addrs {
 			addrs[i] = a.String()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", d.Namespace, d.Name, d.MAC, state, d.Queues,
+		gro := "off"
+		switch {
+		case d.Name == "lo":
+			gro = "-"
+		case d.GRO:
+			gro = "on"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", d.Namespace, d.Name, d.MAC, state, d.Queues, gro,
 			orDash(strings.Join(addrs, ",")), orDash(d.Peer), orDash(strings.Join(d.XDP, ",")))
 		xdp[d.Namespace+"/"+d.Name] = d.XDP
 	}
@@ -98,8 +118,8 @@ func writeDevices(w io.Writer, devs []topo.Device) error {
 		return err
 	}
 	for _, d := range devs {
-		if d.Peer != "" && len(d.XDP) == 0 && len(xdp[d.Peer]) > 0 {
-			fmt.Fprintf(w, "note: %s/%s has no XDP program, so the veth drops what XDP on %s sends out of it\n", d.Namespace, d.Name, d.Peer)
+		if d.Peer != "" && len(d.XDP) == 0 && !d.GRO && len(xdp[d.Peer]) > 0 {
+			fmt.Fprintf(w, "note: %s/%s has neither an XDP program nor GRO on, so the veth drops what XDP on %s sends out of it; `upflab topo up` turns GRO on\n", d.Namespace, d.Name, d.Peer)
 		}
 	}
 	return nil

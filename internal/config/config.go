@@ -56,13 +56,16 @@ type Config struct {
 	// that forwarding outlives a restart (pin_path: under BPFFS; "" pins
 	// nothing, and the datapath goes when upfd does).
 	PinPath string
-	// StateFile is where upfd, pinned, saves what N4 knows when it stops,
-	// for the next upfd to take back (state_file: an absolute path outside
-	// BPFFS; used only with PinPath).
+	// StateFile is where upfd, pinned, keeps what N4 knows, written as it
+	// changes, for the next upfd to take back after a stop or a crash
+	// (state_file: an absolute path outside BPFFS; used only with PinPath).
 	StateFile string
-	API       API     // api
-	Metrics   Metrics // metrics
-	Log       Log     // log
+	// StateFsync puts each change of the state file on the disk before
+	// what it records leaves upfd (state_fsync).
+	StateFsync bool
+	API        API     // api
+	Metrics    Metrics // metrics
+	Log        Log     // log
 
 	// origin says where each key was set, so that errors can name the
 	// file and line, the variable or the flag. It is nil for a Config
@@ -231,7 +234,7 @@ const (
 )
 
 // DefaultStateFile is state_file's default, where systemd's StateDirectory=upfd is.
-const DefaultStateFile = "/var/lib/upfd/state.json"
+const DefaultStateFile = "/var/lib/upfd/state.journal"
 
 // Default ports of the REST API and of Prometheus metrics, as eUPF's.
 const (

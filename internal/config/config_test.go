@@ -15,47 +15,15 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// example is the file docs/configuration.md shows: the lab's, every key set.
-const example = `# upfd.yaml for the lab: N3 on 198.18.3.2, N4 on 198.18.4.2, the SMF on 198.18.4.1.
-node_id: 198.18.4.2            # our PFCP Node ID: an IP address or an FQDN
-pfcp:
-  listen: 198.18.4.2:8805      # where upfd takes PFCP
-  peers: [198.18.4.1]          # SMFs let in, by address or network; empty: those on pfcp.listen's networks
-  associate: []                # SMFs upfd associates with itself, e.g. [198.18.4.1]
-  heartbeat_interval: 10s      # Heartbeat Request to each associated SMF; 0: none
-  heartbeat_retries: 3         # sends of one heartbeat, t1 apart, before its SMF is lost
-  t1: 3s                       # our requests are sent again after t1 without a response,
-  n1: 3                        # and given up after n1 sends
-  peer_grace: 60s              # a lost SMF's sessions are kept this long; 0: deleted at once
-gtpu:
-  echo_interval: 60s           # Echo Request to each gNB or UPF in use; 0: none
-  echo_retries: 3              # Echo Requests unanswered in a row before the path has failed
-interfaces:
-  - {name: n3, role: n3, address: 198.18.3.2, mtu: 0}  # mtu 0: keep the device's
-  - {name: n6, role: n6}
-dnns:
-  - {name: internet, pools: [10.45.0.0/16]}
-teid_range: 0x100-0xffffff     # local TEIDs upfd may allocate
-max_sessions: 100000
-max_pdrs_per_session: 32       # 32 at most, the datapath's PDRs per F-TEID or UE address
-gbr_capacity:
-  uplink: 0                    # GBR admitted over all sessions, e.g. 10Gbit/s; 0: no limit
-  downlink: 0
-buffer:
-  packets_per_session: 64      # downlink packets held per session, unless its BAR says
-  total_packets: 65536         # held for all sessions together
-xdp_mode: native               # native | generic | auto (native, else generic where the driver cannot)
-pin_path: ""                   # no pinning; /sys/fs/bpf/upfd would keep forwarding across restarts
-state_file: /var/lib/upfd/state.json  # pinned, N4's state waits here for the next upfd
-api:
-  listen: 127.0.0.1:8080       # the REST API; "": none
-  token: ""                    # what requests that change something must carry; "": read-only
-metrics:
-  listen: 127.0.0.1:9090       # Prometheus /metrics; "": none
-log:
-  level: info                  # debug | info | warn | error
-  format: text                 # text | json
-`
+// example is examples/upfd.yaml, which docs/configuration.md shows: the
+// lab's, every key set.
+var example = func() string {
+	b, err := os.ReadFile("../../examples/upfd.yaml")
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}()
 
 // keys is every key a file may set, as errors name them.
 var keys = []string{
@@ -67,7 +35,7 @@ var keys = []string{
 	"dnns", "dnns[].name", "dnns[].pools",
 	"teid_range", "max_sessions", "max_pdrs_per_session", "gbr_capacity", "gbr_capacity.uplink", "gbr_capacity.downlink",
 	"buffer", "buffer.packets_per_session", "buffer.total_packets",
-	"xdp_mode", "pin_path", "state_file",
+	"xdp_mode", "pin_path", "state_file", "state_fsync",
 	"api", "api.listen", "api.token", "metrics", "metrics.listen", "log", "log.level", "log.format",
 }
 
@@ -126,7 +94,7 @@ func TestParseExample(t *testing.T) {
 		MaxPDRsPerSession: 32,
 		Buffer:            Buffer{PacketsPerSession: 64, TotalPackets: 65536},
 		XDPMode:           "native",
-		StateFile:         "/var/lib/upfd/state.json",
+		StateFile:         "/var/lib/upfd/state.journal",
 		API:               API{Listen: netip.MustParseAddrPort("127.0.0.1:8080")},
 		Metrics:           Metrics{Listen: netip.MustParseAddrPort("127.0.0.1:9090")},
 		Log:               Log{Level: "info", Format: "text"},
@@ -158,7 +126,7 @@ func TestDocumented(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(doc), "```yaml\n"+example+"```\n") {
-		t.Error("docs/configuration.md does not show the example of config_test.go; copy it over")
+		t.Error("docs/configuration.md does not show examples/upfd.yaml as it is; copy it over")
 	}
 	for _, key := range keys {
 		if !strings.Contains(string(doc), "| `"+key+"` |") {
@@ -443,7 +411,7 @@ func TestParseErrors(t *testing.T) {
 	}, {
 		name: "unknown top-level key",
 		text: "max_sessions: 5\nnodeid: 198.18.4.2\n",
-		want: `upfd.yaml:2: nodeid: unknown key; want node_id, pfcp, gtpu, interfaces, dnns, teid_range, max_sessions, max_pdrs_per_session, gbr_capacity, buffer, xdp_mode, pin_path, state_file, api, metrics or log`,
+		want: `upfd.yaml:2: nodeid: unknown key; want node_id, pfcp, gtpu, interfaces, dnns, teid_range, max_sessions, max_pdrs_per_session, gbr_capacity, buffer, xdp_mode, pin_path, state_file, state_fsync, api, metrics or log`,
 	}, {
 		name: "unknown nested key",
 		text: "pfcp:\n  listen: 198.18.4.2:8805\n  peer: [198.18.4.1]\n",
@@ -925,21 +893,25 @@ func TestParseErrors(t *testing.T) {
 		text: "dnns:\n  - {name: internet, pools: [10.45.0.7/32]}\n",
 		want: `upfd.yaml:2: dnns[0].pools[0]: 10.45.0.7/32 holds no UE address: a pool's first address stays unused; write a shorter prefix, e.g. 10.45.0.0/24`,
 	}, {
+		name: "state fsync not a boolean",
+		text: "state_fsync: yes\n",
+		want: `upfd.yaml:1: state_fsync: "yes" is not true or false`,
+	}, {
 		name: "state file relative",
-		text: "pin_path: /sys/fs/bpf/upfd\nstate_file: upfd/state.json\n",
-		want: `upfd.yaml:2: state_file: "upfd/state.json" is relative; write an absolute path, e.g. /var/lib/upfd/state.json`,
+		text: "pin_path: /sys/fs/bpf/upfd\nstate_file: upfd/state.journal\n",
+		want: `upfd.yaml:2: state_file: "upfd/state.journal" is relative; write an absolute path, e.g. /var/lib/upfd/state.journal`,
 	}, {
 		name: "state file on bpffs",
 		text: "pin_path: /sys/fs/bpf/upfd\nstate_file: /sys/fs/bpf/upfd/state\n",
-		want: `upfd.yaml:2: state_file: "/sys/fs/bpf/upfd/state" is on the BPF file system, which holds no files of ours; write e.g. /var/lib/upfd/state.json`,
+		want: `upfd.yaml:2: state_file: "/sys/fs/bpf/upfd/state" is on the BPF file system, which holds no files of ours; write e.g. /var/lib/upfd/state.journal`,
 	}, {
 		name: "state file empty while pinned",
 		text: "pin_path: /sys/fs/bpf/upfd\nstate_file: \"\"\n",
-		want: `upfd.yaml:2: state_file: empty, but pin_path is set, and a pinned upfd saves its N4 state there; write a file such as /var/lib/upfd/state.json`,
+		want: `upfd.yaml:2: state_file: empty, but pin_path is set, and a pinned upfd saves its N4 state there; write a file such as /var/lib/upfd/state.journal`,
 	}, {
 		name: "state file not written plainly",
-		text: "pin_path: /sys/fs/bpf/upfd\nstate_file: /var/lib//upfd/state.json\n",
-		want: `upfd.yaml:2: state_file: "/var/lib//upfd/state.json" is not written plainly; write /var/lib/upfd/state.json`,
+		text: "pin_path: /sys/fs/bpf/upfd\nstate_file: /var/lib//upfd/state.journal\n",
+		want: `upfd.yaml:2: state_file: "/var/lib//upfd/state.journal" is not written plainly; write /var/lib/upfd/state.journal`,
 	}, {
 		name: "first problem in file order",
 		text: "xdp_mode: skb\nmax_sessions: 0\n",

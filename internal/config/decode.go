@@ -113,7 +113,7 @@ func listOf[T any](d *decoder, n *yaml.Node, path, shape, itemShape string, pars
 func (d *decoder) config(root *yaml.Node, c *Config) error {
 	d.src.Lines[""] = root.Line
 	known := []string{"node_id", "pfcp", "gtpu", "interfaces", "dnns", "teid_range", "max_sessions", "max_pdrs_per_session",
-		"gbr_capacity", "buffer", "xdp_mode", "pin_path", "state_file", "api", "metrics", "log"}
+		"gbr_capacity", "buffer", "xdp_mode", "pin_path", "state_file", "state_fsync", "api", "metrics", "log"}
 	return d.eachKey(root, "", "keys such as node_id: and pfcp:", known,
 		func(key string, value *yaml.Node, path string) error {
 			var err error
@@ -143,7 +143,9 @@ func (d *decoder) config(root *yaml.Node, c *Config) error {
 			case "pin_path":
 				c.PinPath, err = d.scalar(value, path, "a directory such as /sys/fs/bpf/upfd")
 			case "state_file":
-				c.StateFile, err = d.scalar(value, path, "a file such as /var/lib/upfd/state.json")
+				c.StateFile, err = d.scalar(value, path, "a file such as /var/lib/upfd/state.journal")
+			case "state_fsync":
+				c.StateFsync, err = scalarAs(d, value, path, "true or false", yamlfile.ParseBool)
 			case "api":
 				err = d.api(value, path, &c.API)
 			case "metrics":

@@ -60,7 +60,7 @@ func (c *Config) CheckHost() error {
 // told without writing: something else is in its place or its directory's.
 func stateFileProblem(file string) string {
 	if fi, err := os.Stat(file); err == nil && fi.IsDir() {
-		return fmt.Sprintf("%s is a directory; name a file in it, e.g. %s", yamlfile.Quote(file), filepath.Join(file, "state.json"))
+		return fmt.Sprintf("%s is a directory; name a file in it, e.g. %s", yamlfile.Quote(file), filepath.Join(file, "state.journal"))
 	}
 	for dir := filepath.Dir(file); dir != "/"; dir = filepath.Dir(dir) {
 		if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {

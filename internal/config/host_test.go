@@ -134,7 +134,7 @@ func TestPrivilegedCheckHost(t *testing.T) {
 		name:  "the state file of a pinned upfd is a directory",
 		args:  []string{"--pin_path=/sys/fs/bpf/sluice-cfg-test", "--state_file=/tmp"},
 		bpffs: true,
-		want:  `flag --state_file: "/tmp" is a directory; name a file in it, e.g. /tmp/state.json`,
+		want:  `flag --state_file: "/tmp" is a directory; name a file in it, e.g. /tmp/state.journal`,
 	}, {
 		name: "servers turned off are not checked",
 		args: []string{"--api.listen=", "--metrics.listen="},
@@ -192,10 +192,10 @@ func TestStateFileProblem(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct{ file, want string }{
-		{dir + "/state.json", ""},
-		{dir + "/new/deeper/state.json", ""},
-		{dir, `"` + dir + `" is a directory; name a file in it, e.g. ` + dir + "/state.json"},
-		{dir + "/file/state.json", `"` + dir + `/file/state.json" cannot be made: ` + dir + "/file is a file, not a directory; choose another place"},
+		{dir + "/state.journal", ""},
+		{dir + "/new/deeper/state.journal", ""},
+		{dir, `"` + dir + `" is a directory; name a file in it, e.g. ` + dir + "/state.journal"},
+		{dir + "/file/state.journal", `"` + dir + `/file/state.journal" cannot be made: ` + dir + "/file is a file, not a directory; choose another place"},
 	} {
 		if got := stateFileProblem(tc.file); got != tc.want {
 			t.Errorf("%s: got  %s\nwant %s", tc.file, got, tc.want)

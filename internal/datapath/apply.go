@@ -157,13 +157,51 @@ func (o PutDownlink) apply(d *Datapath) error {
 // SDF slots and the list go in first: a lookup entry never names a slot
 // not yet written.
 func (d *Datapath) putRules(m *ebpf.Map, key any, r Rules) error {
-	v, err := r.encode()
+	w, err := d.rulesWrites(r)
 	if err != nil {
 		return err
 	}
+	for _, s := range w.sdfs {
+		if err := d.slots.sdfs.put(s.id, s.v); err != nil {
+			return err
+		}
+	}
+	if len(w.list) > 0 {
+		if err := d.slots.lists.put(r.ListID, w.list...); err != nil {
+			return err
+		}
+	}
+	if err := m.Put(key, &w.entry); err != nil {
+		if errors.Is(err, unix.E2BIG) {
+			return fmt.Errorf("%w (%d entries)", ErrFull, m.MaxEntries())
+		}
+		return err
+	}
+	return nil
+}
+
+// rulesWrites is what putting a lookup entry of r writes: its SDF slots,
+// its list, and the entry.
+type rulesWrites struct {
+	sdfs  []sdfWrite
+	list  []bpfUpfPdrPair // from r.ListID on; none for one PDR
+	entry bpfUpfRules
+}
+
+type sdfWrite struct {
+	id uint32
+	v  bpfUpfSdf
+}
+
+func (d *Datapath) rulesWrites(r Rules) (rulesWrites, error) {
+	var w rulesWrites
+	var err error
+	if w.entry, err = r.encode(); err != nil {
+		return w, err
+	}
 	if len(r.PDRs) == 1 {
 		if far, ok := d.farIn(r.PDRs[0].FARID); ok {
-			v.inlineFAR(far, d.gtpuAddrs)
+			w.entry.inlineFAR(far, d.gtpuAddrs)
 		}
 	}
 	for _, p := range r.PDRs {
@@ -172,24 +210,16 @@ func (d *Datapath) putRules(m *ebpf.Map, key any, r Rules) error {
 		}
 		sdf, err := p.Filter.encode()
 		if err != nil {
-			return fmt.Errorf("pdr %d: %w", p.ID, err)
+			return w, fmt.Errorf("pdr %d: %w", p.ID, err)
 		}
-		if err := d.slots.sdfs.put(p.SDFID, sdf); err != nil {
-			return err
-		}
+		w.sdfs = append(w.sdfs, sdfWrite{p.SDFID, sdf})
 	}
 	if len(r.PDRs) > 1 {
-		if err := d.putList(r); err != nil {
-			return err
+		if w.list, err = r.encodeList(); err != nil {
+			return w, err
 		}
 	}
-	if err := m.Put(key, &v); err != nil {
-		if errors.Is(err, unix.E2BIG) {
-			return fmt.Errorf("%w (%d entries)", ErrFull, m.MaxEntries())
-		}
-		return err
-	}
-	return nil
+	return w, nil
 }
 
 // farIn is the FAR in slot id. The batch's FARs are in their slots before
@@ -199,15 +229,6 @@ func (d *Datapath) putRules(m *ebpf.Map, key any, r Rules) error {
 func (d *Datapath) farIn(id uint32) (bpfUpfFar, bool) {
 	f, err := d.slots.fars.get(id)
 	return f, err == nil
-}
-
-// putList writes a list's PDRs into their slots.
-func (d *Datapath) putList(r Rules) error {
-	pairs, err := r.encodeList()
-	if err != nil {
-		return err
-	}
-	return d.slots.lists.put(r.ListID, pairs...)
 }
 
 func (d *Datapath) downlinkKey(ue netip.Prefix) (*ebpf.Map, any, error) {

@@ -25,6 +25,9 @@ const (
 // these interfaces. With pinning, a link pinned by an earlier run is given
 // the new program in place: the interface is never without one.
 func (d *Datapath) Attach(mode XDPMode) error {
+	if !d.programsLoaded() {
+		return errors.New("datapath: attach: the programs are not loaded (LoadPrograms)")
+	}
 	flags := link.XDPDriverMode
 	switch mode {
 	case Native, "":

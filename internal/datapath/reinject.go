@@ -23,6 +23,9 @@ func (d *Datapath) Reinject(frame []byte) (Verdict, error) {
 	if in == nil || out == nil {
 		return Aborted, errors.New("reinject: the datapath has no n6 or no n3 device")
 	}
+	if !d.programsLoaded() {
+		return Aborted, errors.New("reinject: the programs are not loaded yet")
+	}
 	// Encapsulation adds at most an outer IPv6, UDP and GTP-U with the PDU
 	// Session Container.
 	buf := make([]byte, len(frame)+128)

@@ -64,6 +64,20 @@ var (
 		"Downlink frames the buffer never delivered, by reason: overflow (over the session's or the total bound), "+
 			"discarded (the SMF asked to drop the buffer, or the session went). No TS 28.552 counterpart.", "reason")
 
+	journalRecords = desc("upf_state_journal_records_total",
+		"Records appended to the state journal (state_file), each the changes of N4 state one turn of the server made, written before its messages left. "+
+			"Only with pin_path set. No TS 28.552 counterpart.")
+	journalBytes = desc("upf_state_journal_bytes_total",
+		"Bytes of the records appended to the state journal. No TS 28.552 counterpart.")
+	journalRewrites = desc("upf_state_journal_rewrites_total",
+		"Times the state journal was written whole: at the start, when compacted, and to repair it after a failure. No TS 28.552 counterpart.")
+	journalErrors = desc("upf_state_journal_errors_total",
+		"Writes and syncs of the state journal that failed (a full disk, an I/O error). No TS 28.552 counterpart.")
+	journalSize = desc("upf_state_journal_size_bytes",
+		"The state journal's size on disk. No TS 28.552 counterpart.")
+	journalBehind = desc("upf_state_journal_behind",
+		"1 while the state journal lacks a change (a write failed and the whole state could not be written again yet): a crash now would lose N4 state. No TS 28.552 counterpart.")
+
 	collectorSuccess = desc("upf_scrape_collector_success",
 		"1 if the last scrape read this part of the UPF, 0 if it could not (its metrics are missing from that scrape).", "collector")
 	collectorDuration = desc("upf_scrape_collector_duration_seconds",
@@ -93,7 +107,8 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		receivePackets, receiveBytes, transmitPackets, transmitBytes, verdictPackets, droppedPackets,
 		receivedMessages, sentMessages, sentResponses, sessionReports, sessions, associations,
-		bufferPackets, bufferDropped, collectorSuccess, collectorDuration,
+		bufferPackets, bufferDropped, journalRecords, journalBytes, journalRewrites, journalErrors, journalSize, journalBehind,
+		collectorSuccess, collectorDuration,
 	} {
 		ch <- d
 	}
@@ -253,5 +268,13 @@ func (c *collector) collectState(ch chan<- prometheus.Metric) bool {
 	gauge(ch, bufferPackets, g.BufferedPackets)
 	counter(ch, bufferDropped, g.BufferOverflowed, "overflow")
 	counter(ch, bufferDropped, g.BufferDiscarded, "discarded")
+	if j := g.Journal; j != nil {
+		counter(ch, journalRecords, j.Records)
+		counter(ch, journalBytes, j.Bytes)
+		counter(ch, journalRewrites, j.Rewrites)
+		counter(ch, journalErrors, j.Errors)
+		gauge(ch, journalSize, int(j.Size))
+		ch <- prometheus.MustNewConstMetric(journalBehind, prometheus.GaugeValue, boolValue(j.Behind))
+	}
 	return true
 }

@@ -51,7 +51,8 @@ type fakeN4 struct {
 
 func newFakeN4() *fakeN4 {
 	return &fakeN4{gauges: pfcp.Gauges{Sessions: 1_000_000, AssociationsUp: 2, AssociationsLost: 1,
-		BufferedPackets: 17, BufferOverflowed: 3, BufferDiscarded: 4}}
+		BufferedPackets: 17, BufferOverflowed: 3, BufferDiscarded: 4,
+		Journal: &pfcp.JournalStats{Records: 90, Bytes: 81920, Rewrites: 2, Errors: 1, Size: 65536}}}
 }
 
 func (f *fakeN4) Stats() *pfcp.Stats { return &f.stats }

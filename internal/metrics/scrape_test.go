@@ -107,8 +107,9 @@ func TestMetricNamesFollowTheConventions(t *testing.T) {
 		t.Errorf("promlint: %s", p)
 	}
 	fams := families(t, body)
-	name := regexp.MustCompile(`^upf_(datapath|pfcp|buffer|scrape)_[a-z][a-z0-9_]*[a-z0-9]$`)
-	units := regexp.MustCompile(`_(packets|bytes|messages|responses|reports|sessions|associations|seconds|success)(_total)?$`)
+	name := regexp.MustCompile(`^upf_(datapath|pfcp|buffer|state|scrape)_[a-z][a-z0-9_]*[a-z0-9]$`)
+	// Units, and the 0-or-1 gauges: success, behind.
+	units := regexp.MustCompile(`_(packets|bytes|messages|responses|reports|sessions|associations|records|rewrites|errors|seconds|success|behind)(_total)?$`)
 	var upf []string
 	for n, f := range fams {
 		if !strings.HasPrefix(n, "upf_") {

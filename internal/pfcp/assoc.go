@@ -118,9 +118,11 @@ func (s *Server) associated(node string, addr netip.AddrPort, recovery time.Time
 	}
 	s.assocs[node] = &association{nodeID: node, addr: addr, recovery: recovery, since: s.now(), nextHeartbeat: s.now().Add(s.cfg.Heartbeat),
 		loadTold: load}
+	s.keeper.assoc(node)
 	s.log.Info("pfcp: association set up", "node", node, "peer", addr)
 	if k, ok := s.kept[node]; ok {
 		delete(s.kept, node)
+		s.keeper.keptUsage(node)
 		if k.recovery.Equal(recovery) {
 			s.sendKept(addr, k.reports)
 		}
@@ -153,6 +155,7 @@ func (s *Server) associationRelease(from netip.AddrPort, m *message.AssociationR
 	}
 	s.dropSessions(a.nodeID)
 	delete(s.assocs, a.nodeID)
+	s.keeper.assoc(a.nodeID)
 	s.endAssociation(a.addr.Addr())
 	s.log.Info("pfcp: association released", "node", a.nodeID)
 	return message.NewAssociationReleaseResponse(seq, s.nodeID(), ie.NewCause(session.CauseAccepted))
@@ -175,7 +178,10 @@ func (s *Server) association(nodeID *ie.IE) (*association, bool) {
 // answer stands only for the same request within the same association,
 // and an association that ends or begins again (release, setup, a
 // restart of the peer) starts its numbering over.
-func (s *Server) endAssociation(peer netip.Addr) { s.cache.forget(peer) }
+func (s *Server) endAssociation(peer netip.Addr) {
+	s.cache.forget(peer)
+	s.keeper.forget(peer)
+}
 
 // dropSessions deletes every session of a peer, and its usage with it:
 // the peer no longer knows these sessions.

@@ -130,6 +130,7 @@ func (d *direct) send(t *testing.T, b []byte) []byte {
 	in.decode()
 	d.s.handle(in)
 	d.s.write(d.from, mark)
+	d.s.flush() // as the serve loop does after each datagram
 	var got []byte
 	buf := make([]byte, 65535)
 	for {

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"runtime/pprof"
@@ -64,7 +65,7 @@ func BenchmarkN4(b *testing.B) {
 	// A margin over the sessions; and room in the SDF table, sized for a
 	// quarter of the sessions, for a round with the UE address on uplink.
 	capacity := max(sessions+sessions/64, 5*benchRoundSize)
-	u := newBenchUPF(b, capacity)
+	u := newBenchUPF(b, capacity, noJournal)
 	kernEmpty, err := u.d.MapMemory()
 	if err != nil {
 		b.Fatal(err)
@@ -79,12 +80,15 @@ func BenchmarkN4(b *testing.B) {
 
 	if want("establishment") {
 		floor := dialSMF(b, startCodecFloor(b))
+		// Pinned upfds keep a journal of the state: without and with fsync.
+		journaled, synced := benchSMFOf(b, 5*benchRoundSize, writeJournal), benchSMFOf(b, 5*benchRoundSize, syncJournal)
 		for round := range benchRounds {
 			for _, k := range []struct {
 				c    *benchSMF
 				t    *template
 				into *[]roundFigures
-			}{{c, c.typical, &f.typical}, {c, c.uplinkUE, &f.uplinkUE}, {floor, floor.typical, &f.floor}} {
+			}{{c, c.typical, &f.typical}, {c, c.uplinkUE, &f.uplinkUE}, {floor, floor.typical, &f.floor},
+				{journaled, journaled.typical, &f.journaled}, {synced, synced.typical, &f.synced}} {
 				r, err := k.c.round(k.t)
 				if err != nil {
 					b.Fatalf("round %d: %v", round+1, err)
@@ -92,8 +96,8 @@ func BenchmarkN4(b *testing.B) {
 				*k.into = append(*k.into, r)
 			}
 			typ, ue := f.typical[round], f.uplinkUE[round]
-			b.Logf("establishment round %d of %d: %.0f/s, deletion %.0f/s; with the UE address on uplink %.0f/s, %.0f/s; codec floor %.0f/s",
-				round+1, benchRounds, typ.est, typ.del, ue.est, ue.del, f.floor[round].est)
+			b.Logf("establishment round %d of %d: %.0f/s, deletion %.0f/s; with the UE address on uplink %.0f/s, %.0f/s; codec floor %.0f/s; journal %.0f/s, fsync %.0f/s",
+				round+1, benchRounds, typ.est, typ.del, ue.est, ue.del, f.floor[round].est, f.journaled[round].est, f.synced[round].est)
 		}
 	}
 
@@ -209,7 +213,25 @@ type benchUPF struct {
 	addr netip.AddrPort
 }
 
-func newBenchUPF(b *testing.B, capacity int) *benchUPF {
+// journalMode is how a bench UPF keeps its state.
+type journalMode int
+
+const (
+	noJournal    journalMode = iota
+	writeJournal             // as a pinned upfd: a journal, written
+	syncJournal              // and each commit on the disk (state_fsync)
+)
+
+// benchSMFOf is an associated SMF of a new bench UPF.
+func benchSMFOf(b *testing.B, capacity int, mode journalMode) *benchSMF {
+	c := dialSMF(b, newBenchUPF(b, capacity, mode).addr)
+	if err := c.associate(); err != nil {
+		b.Fatal(err)
+	}
+	return c
+}
+
+func newBenchUPF(b *testing.B, capacity int, mode journalMode) *benchUPF {
 	d := loadDatapath(b, capacity)
 	store := session.NewStore(session.Options{TEIDFirst: 0x100, TEIDLast: math.MaxUint32, AccessAddrs: []netip.Addr{n3},
 		Pools: map[string][]netip.Prefix{"internet": {netip.MustParsePrefix("10.0.0.0/8")}}, MaxSessions: capacity})
@@ -223,6 +245,16 @@ func newBenchUPF(b *testing.B, capacity int) *benchUPF {
 	srv, err := New(cfg, store, compiler, d, log)
 	if err != nil {
 		b.Fatal(err)
+	}
+	if mode != noJournal {
+		j, _, err := OpenState(filepath.Join(b.TempDir(), "state.journal"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { j.Close() })
+		if err := srv.Keep(j, "bench", mode == syncJournal); err != nil {
+			b.Fatal(err)
+		}
 	}
 	serve(b, srv)
 	return &benchUPF{d: d, addr: srv.Addr()}
@@ -650,10 +682,14 @@ func bytesPerEst(r roundFigures) float64  { return r.bytes }
 func cpuPerEst(r roundFigures) float64    { return r.cpu }
 
 // xFloor is upfd's establishment rate over the codec floor's, round by round.
-func (f *n4Figures) xFloor() float64 {
-	v := make([]float64, min(len(f.typical), len(f.floor)))
+func (f *n4Figures) xFloor() float64 { return ratioByRound(f.typical, f.floor) }
+
+// ratioByRound is the median of a's establishment rate over b's, round by
+// round: rounds run interleaved, so each ratio compares like with like.
+func ratioByRound(a, b []roundFigures) float64 {
+	v := make([]float64, min(len(a), len(b)))
 	for i := range v {
-		v[i] = f.typical[i].est / f.floor[i].est
+		v[i] = a[i].est / b[i].est
 	}
 	return median(v)
 }
@@ -663,13 +699,16 @@ type n4Figures struct {
 	// per round: the typical session; the UE address in the uplink PDI
 	// too; the typical session through the codec floor
 	typical, uplinkUE, floor []roundFigures
-	modFew, modFull          latencies // with benchModSessions sessions, and with all
-	fill                     time.Duration
-	fillLast                 float64 // establishments/s in the fill's last step
-	kern, kernEmpty          uint64  // map memory with every session, and with none
-	heapCache                uint64  // heap growth with every session, responses still cached
-	heap                     uint64  // heap growth once the responses expired
-	retransmits              int
+	// the typical session through upfds that keep a journal, without
+	// and with fsync
+	journaled, synced []roundFigures
+	modFew, modFull   latencies // with benchModSessions sessions, and with all
+	fill              time.Duration
+	fillLast          float64 // establishments/s in the fill's last step
+	kern, kernEmpty   uint64  // map memory with every session, and with none
+	heapCache         uint64  // heap growth with every session, responses still cached
+	heap              uint64  // heap growth once the responses expired
+	retransmits       int
 }
 
 func (f *n4Figures) perSession(v uint64) float64 { return float64(v) / float64(f.sessions) }
@@ -709,6 +748,10 @@ func (f *n4Figures) print(w io.Writer) {
 		row("codec floor (go-pfcp decodes and answers, no session): establishments/s", "%.0f", medianOf(f.floor, estPerSec), "")
 		row("codec floor: CPU µs per establishment", "%.1f", medianOf(f.floor, cpuPerEst), "")
 		row("establishments/s as a ratio to the codec floor, by round", "%.2f", f.xFloor(), "")
+		row("establishments/s, pinned: the state journal written", "%.0f", medianOf(f.journaled, estPerSec), "")
+		row("the same as a ratio to no journal, by round", "%.2f", ratioByRound(f.journaled, f.typical), "0.9")
+		row("establishments/s, pinned with state_fsync: each commit synced", "%.0f", medianOf(f.synced, estPerSec), "")
+		row("the same as a ratio to no journal, by round", "%.2f", ratioByRound(f.synced, f.typical), "")
 	}
 	if len(f.modFew) > 0 {
 		row(fmt.Sprintf("modification (path switch) p50 µs, %d sessions", benchModSessions), "%.1f", f.modFew.p50(), "")

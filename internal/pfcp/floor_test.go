@@ -50,7 +50,7 @@ func startCodecFloor(b *testing.B) netip.AddrPort {
 			if resp := floorAnswer(r.m, &seid); resp != nil {
 				w := make([]byte, resp.MarshalLen())
 				if resp.MarshalTo(w) == nil {
-					out <- outgoing{r.from, w}
+					out <- outgoing{to: r.from, b: w}
 				}
 			}
 		}

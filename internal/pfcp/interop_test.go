@@ -88,12 +88,15 @@ type scapyCheck func(scapyStep) []string
 // runScapy runs the scapy SMF against the server and returns its steps.
 func runScapy(t *testing.T, upf *net.UDPAddr) []scapyStep {
 	t.Helper()
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Fatal("python3 is missing: run scripts/deps.sh")
+	// scripts/deps.sh installs scapy, at the version the script's patches
+	// fit, in the repository's .venv, whatever the system's python3 has.
+	python := "../../.venv/bin/python3"
+	if _, err := os.Stat(python); err != nil {
+		t.Fatal("no .venv with scapy in the repository: run scripts/deps.sh")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "python3", "testdata/scapy_n4.py", upf.IP.String(), strconv.Itoa(upf.Port))
+	cmd := exec.CommandContext(ctx, python, "testdata/scapy_n4.py", upf.IP.String(), strconv.Itoa(upf.Port))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

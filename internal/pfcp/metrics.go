@@ -20,6 +20,9 @@ type Gauges struct {
 	// BufferDiscarded frames dropped with their buffer (DROBU, deletion).
 	BufferedPackets                   int
 	BufferOverflowed, BufferDiscarded uint64
+	// Journal is what the state journal did; nil when none is kept
+	// (upfd not pinned).
+	Journal *JournalStats
 }
 
 // Gauges reads them in the serve loop, between requests: it waits for
@@ -38,6 +41,10 @@ func (s *Server) gauges() Gauges {
 		BufferedPackets:  s.buffers.Held(),
 		BufferOverflowed: s.buffers.Overflowed,
 		BufferDiscarded:  s.buffers.Discarded,
+	}
+	if s.keeper != nil {
+		st := s.journalStats()
+		g.Journal = &st
 	}
 	for _, a := range s.assocs {
 		if a.lost.IsZero() {

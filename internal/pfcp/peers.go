@@ -70,6 +70,7 @@ func (s *Server) heardFrom(addr netip.Addr) {
 		if !a.lost.IsZero() {
 			s.log.Info("pfcp: peer heard again", "node", a.nodeID, "after", a.heard.Sub(a.lost))
 			a.lost = time.Time{}
+			s.keeper.assoc(a.nodeID)
 		}
 	}
 }
@@ -111,11 +112,13 @@ func (s *Server) heartbeat(a *association) {
 				s.dropSessions(node)
 				s.endAssociation(a.addr.Addr())
 				a.recovery = ts
+				s.keeper.assoc(node)
 			}
 		}
 	}, func() {
 		if a, ok := s.assocs[node]; ok && a.lost.IsZero() && a.heard.Before(asked) {
 			a.lost = s.now()
+			s.keeper.assoc(node)
 			s.log.Warn("pfcp: peer lost; keeping its sessions", "node", node, "grace", s.cfg.PeerGrace)
 		}
 	})
@@ -137,8 +140,10 @@ func (s *Server) expire(a *association) {
 		}
 	}
 	delete(s.assocs, a.nodeID)
+	s.keeper.assoc(a.nodeID)
 	s.endAssociation(a.addr.Addr())
 	s.kept[a.nodeID] = k
+	s.keeper.keptUsage(a.nodeID)
 	s.log.Warn("pfcp: peer gone; its sessions are deleted", "node", a.nodeID, "sessions", len(gone), "usage_kept", len(k.reports))
 }
 

@@ -310,15 +310,18 @@ func o5gsUpdateURR(id uint32) *ie.IE {
 // create (src/smf/npcf-handler.c): downlink PDR with the UE address (S/D),
 // uplink PDR on a chosen F-TEID (V4|V6|CH|CHID, CHOOSE ID 5) with QFI 1,
 // both at precedence 65535; the QER carries the session AMBR as its MBR.
-func o5gsDefaultFlow() []*ie.IE {
+func o5gsDefaultFlow() []*ie.IE { return o5gsDefaultFlowOf(o5gsUE, o5gsUE6) }
+
+// o5gsDefaultFlowOf is o5gsDefaultFlow for another UE.
+func o5gsDefaultFlowOf(ue, ue6 string) []*ie.IE {
 	return []*ie.IE{
 		ie.NewCreatePDR(ie.NewPDRID(1), ie.NewPrecedence(65535),
 			ie.NewPDI(ie.NewSourceInterface(ie.SrcInterfaceCore), o5gsNI(),
-				ie.NewUEIPAddress(0x07, o5gsUE, o5gsUE6, 0, 0), ie.NewTGPPInterfaceType(ifTypeN6)),
+				ie.NewUEIPAddress(0x07, ue, ue6, 0, 0), ie.NewTGPPInterfaceType(ifTypeN6)),
 			ie.NewFARID(1), ie.NewURRID(1), ie.NewQERID(1)),
 		ie.NewCreatePDR(ie.NewPDRID(2), ie.NewPrecedence(65535),
 			ie.NewPDI(ie.NewSourceInterface(ie.SrcInterfaceAccess), ie.NewFTEID(0x0f, 0, nil, nil, o5gsChID),
-				o5gsNI(), ie.NewUEIPAddress(0x03, o5gsUE, o5gsUE6, 0, 0), ie.NewQFI(1),
+				o5gsNI(), ie.NewUEIPAddress(0x03, ue, ue6, 0, 0), ie.NewQFI(1),
 				ie.NewTGPPInterfaceType(ifTypeN3)),
 			ohr1(6), ie.NewFARID(2), ie.NewQERID(1)),
 		// Downlink buffers and notifies until the gNB answers; a BUFF FAR

@@ -123,6 +123,7 @@ func (s *Server) reportUsage(seid uint64, us []report.Usage) {
 	if len(us) == 0 {
 		return
 	}
+	s.keeper.session(seid) // its meters moved on
 	ies := append([]*ie.IE{ie.NewReportType(0, 0, 1, 0)}, usageIEs(ie.NewUsageReportWithinSessionReportRequest, us)...)
 	if seq, sent := s.report(seid, ies...); sent {
 		s.trackUsage(seq, sentUsage{seid, us})
@@ -157,6 +158,7 @@ func (s *Server) reportUnanswered(seq uint32) {
 		return
 	}
 	delete(s.usageSent, seq)
+	s.keeper.session(sent.SEID)
 	for _, u := range s.meters.Unreport(sent.SEID, sent.Usage) {
 		s.log.Warn("pfcp: usage report unanswered and its URR gone: usage lost", "seid", sent.SEID, "urr", u.URRID,
 			"uplink_bytes", u.Volume.Uplink.Bytes, "downlink_bytes", u.Volume.Downlink.Bytes)
@@ -277,6 +279,7 @@ func (s *Server) finalReports(in <-chan datagram) {
 	})
 	deadline := time.After(min(s.cfg.T1, time.Second))
 	for len(s.pending) > 0 {
+		s.flush()
 		select {
 		case d, ok := <-in:
 			if !ok {

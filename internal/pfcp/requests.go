@@ -44,6 +44,7 @@ func (s *Server) requestN(to netip.AddrPort, sends int, build func(seq uint32) m
 	}
 	s.pending[s.seq] = &pending{to: to, b: b, sent: 1, limit: sends, next: s.now().Add(s.cfg.T1), typ: m.MessageTypeName(),
 		answered: answered, expired: expired}
+	s.keptPending(s.seq, s.pending[s.seq])
 	s.write(to, b)
 }
 
@@ -57,6 +58,7 @@ func (s *Server) answer(from netip.AddrPort, m message.Message) {
 		return
 	}
 	delete(s.pending, seq)
+	s.keptPending(seq, p)
 	if p.answered != nil {
 		p.answered(m)
 	}
@@ -70,6 +72,7 @@ func (s *Server) retransmit(now time.Time) {
 		}
 		if p.sent >= p.limit {
 			delete(s.pending, seq)
+			s.keptPending(seq, p)
 			s.quiet.note(slog.LevelInfo, "pfcp: request unanswered", "to", p.to, "type", p.typ, "sends", p.sent)
 			if p.expired != nil {
 				p.expired()
@@ -79,5 +82,13 @@ func (s *Server) retransmit(now time.Time) {
 		p.sent++
 		p.next = now.Add(s.cfg.T1)
 		s.write(p.to, p.b)
+	}
+}
+
+// keptPending marks a change to a request of ours that the state keeps:
+// a Session Report Request, whose usage must not be lost (state.go).
+func (s *Server) keptPending(seq uint32, p *pending) {
+	if p.typ == sessionReportRequest {
+		s.keeper.report(seq)
 	}
 }

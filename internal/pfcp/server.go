@@ -121,10 +121,15 @@ type Server struct {
 	gtpPaths map[netip.Addr]*gtpPath
 	nextEcho time.Time
 
-	// Datagrams to send, in order, by the writer goroutine; wrote closes
+	// Datagrams to send, in order: those of the loop's turn (outbox),
+	// handed with the turn's changes to the writer goroutine (flush),
+	// which writes the changes to the journal, then sends; wrote closes
 	// when it has sent the last.
-	out   chan outgoing
-	wrote chan struct{}
+	outbox []outgoing
+	out    chan turn
+	wrote  chan struct{}
+	// keeper writes the state's changes to a journal; nil: none is kept.
+	keeper *keeper
 
 	// calls are functions run by the serve loop for Do; stopped closes
 	// when Serve returns.
@@ -166,7 +171,7 @@ func New(cfg Config, store *session.Store, compiler *rules.Compiler, dp Datapath
 		pending:    map[uint32]*pending{},
 		kept:       map[string]keptUsage{},
 		gtpPaths:   map[netip.Addr]*gtpPath{},
-		out:        make(chan outgoing, 1024),
+		out:        make(chan turn, 1024),
 		quiet:      newTally(log),
 		reportsOut: map[netip.Addr]int{},
 		wrote:      make(chan struct{}),
@@ -292,6 +297,10 @@ func (s *Server) Serve(ctx context.Context) error {
 			if s.cfg.FinalReports {
 				s.finalReports(in)
 			}
+			s.flush()
+			if s.keeper != nil {
+				s.out <- turn{closed: true}
+			}
 			close(s.out)
 			<-s.wrote
 			return s.conn.Close()
@@ -300,6 +309,7 @@ func (s *Server) Serve(ctx context.Context) error {
 				return errors.New("pfcp: socket closed")
 			}
 			s.handle(d)
+			s.handleQueued(in)
 		case ev := <-events:
 			s.event(ev)
 		case f := <-s.calls:
@@ -321,6 +331,26 @@ func (s *Server) Serve(ctx context.Context) error {
 				lastSecond = now
 				s.cache.expire(now)
 			}
+		}
+		s.flush()
+	}
+}
+
+// turnDatagrams bounds the datagrams one turn of the loop handles: those
+// that came while it handled the first share one commit and one flush.
+const turnDatagrams = 64
+
+// handleQueued handles the datagrams already waiting, up to a turn's.
+func (s *Server) handleQueued(in <-chan datagram) {
+	for range turnDatagrams - 1 {
+		select {
+		case d, ok := <-in:
+			if !ok {
+				return // Serve finds it closed
+			}
+			s.handle(d)
+		default:
+			return
 		}
 	}
 }
@@ -429,6 +459,7 @@ func (s *Server) handle(d datagram) {
 	}
 	if worthKeeping(h.Type, s.allowed(d.from.Addr())) {
 		s.cache.put(key, d.sum, b, s.now().Add(cacheFor))
+		s.keeper.response(key)
 	}
 	s.write(d.from, b)
 }
@@ -523,17 +554,77 @@ func (s *Server) send(to netip.AddrPort, m message.Message) {
 	s.write(to, b)
 }
 
-// write queues b for the writer goroutine, so that the serve loop does
-// not wait for the socket.
-func (s *Server) write(to netip.AddrPort, b []byte) { s.out <- outgoing{to, b} }
+// write holds b until the end of the loop's turn (flush).
+func (s *Server) write(to netip.AddrPort, b []byte) {
+	s.outbox = append(s.outbox, outgoing{to: to, b: b})
+}
 
+// flush hands the turn's datagrams, with what the turn changed of the
+// state, to the writer goroutine: the serve loop waits neither for the
+// journal nor for the socket.
+func (s *Server) flush() {
+	var t turn
+	if s.keeper != nil {
+		t.changes, t.whole = s.collect()
+	}
+	if len(t.changes) == 0 && len(s.outbox) == 0 {
+		return
+	}
+	t.out, s.outbox = s.outbox, nil
+	s.out <- t
+}
+
+// writeLoop writes each turn's changes to the journal, then sends its
+// datagrams. With fsync, the turns waiting share one sync.
 func (s *Server) writeLoop() {
 	defer close(s.wrote)
-	for o := range s.out {
-		s.stats.sent(o.b)
-		if _, err := s.conn.WriteToUDPAddrPort(o.b, o.to); err != nil {
-			s.log.Error("pfcp: send", "to", o.to, "err", err)
+	batch := make([]turn, 0, turnsPerSync)
+	for t := range s.out {
+		batch = append(batch[:0], t)
+		k := s.keeper
+		if k != nil && k.fsync {
+			batch = s.more(batch)
 		}
+		if k != nil {
+			now := time.Now()
+			for _, t := range batch {
+				k.write(t, now, s.log)
+			}
+			if k.fsync {
+				k.sync(s.log)
+			}
+		}
+		for _, t := range batch {
+			for _, o := range t.out {
+				s.transmit(o)
+			}
+		}
+	}
+}
+
+// turnsPerSync bounds the turns one fsync covers.
+const turnsPerSync = 64
+
+// more adds to batch the turns already waiting.
+func (s *Server) more(batch []turn) []turn {
+	for len(batch) < turnsPerSync {
+		select {
+		case t, ok := <-s.out:
+			if !ok {
+				return batch
+			}
+			batch = append(batch, t)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+func (s *Server) transmit(o outgoing) {
+	s.stats.sent(o.b)
+	if _, err := s.conn.WriteToUDPAddrPort(o.b, o.to); err != nil {
+		s.log.Error("pfcp: send", "to", o.to, "err", err)
 	}
 }
 

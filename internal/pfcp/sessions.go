@@ -44,6 +44,7 @@ func (s *Server) apply(req session.Request) (*session.Change, error) {
 	}
 	s.rules.Commit(p)
 	s.store.Commit(c)
+	s.keeper.session(seid)
 	return c, nil
 }
 

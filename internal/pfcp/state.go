@@ -1,38 +1,80 @@
 package pfcp
 
 import (
-	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/wmnsk/go-pfcp/message"
 
 	"github.com/sluice-upf/sluice/internal/report"
+	"github.com/sluice-upf/sluice/internal/rules"
+	"github.com/sluice-upf/sluice/internal/session"
 )
 
-// Save and Restore carry N4 across a restart of upfd that keeps the
-// datapath (pinned maps). The SMFs must not notice: the Recovery Time
+// What N4 knows outlives the process when upfd keeps the datapath (pinned
+// maps): a journal (keeper.go) holds it, written as it changes, and the
+// next process takes it back. The SMFs must not notice: the Recovery Time
 // Stamp stays the same (a new one tells an SMF that every session is
 // gone, §19A), the associations, sessions and meters come back as they
-// were, responses cached for retransmitted requests are still answered
-// from the cache, and usage reports still unanswered are sent again (and
-// go back into their meters should they stay unanswered). What is lost:
+// were, responses kept for retransmitted requests are still answered from
+// the cache, and usage reports still unanswered are sent again (and go
+// back into their meters should they stay unanswered). What is lost:
 // frames buffered in memory (they are dropped, as on overflow) and the
 // GTP-U path state, which Echo learns again.
+//
+// The state is a set of entities, each a kind and a key with its value,
+// saved apart, so that the journal writes only those that changed: a
+// record is a list of changes, and the last change of an entity wins.
 
-// savedServer is the server's own state; the store, the compiler and the
-// meters follow it in the stream, each saving its own.
+// stateVersion changes when the saved form does: a journal of another
+// version is not read. 6: the journal of entities.
+const stateVersion = 6
+
+// Kinds of entity.
+const (
+	kindHeader   = "header"   // "": stateHeader
+	kindServer   = "server"   // "": savedServer
+	kindStore    = "store"    // "": where the store's allocation goes on
+	kindAssoc    = "assoc"    // node ID: savedAssociation
+	kindKept     = "kept"     // node ID: a lost peer's final usage
+	kindResponse = "response" // peer and sequence number: savedResponse
+	kindForget   = "forget"   // peer address: its responses are gone (a change, not an entity)
+	kindReport   = "report"   // our sequence number: a Session Report Request unanswered
+	kindSession  = "session"  // SEID: savedSession
+	kindList     = "list"     // lookup key (rules.ListName): its PDR list
+	kindClosed   = "closed"   // "": the process stopped cleanly (a change, not an entity)
+)
+
+// change is an entity's new value, or none (nil): it is gone. The value
+// is encoded later, by the goroutine that writes the journal: it is a
+// copy, or immutable, never what the serve loop goes on changing.
+type change struct {
+	Kind, Key string
+	Val       any
+}
+
+// readChange is a change as a journal gives it back.
+type readChange struct {
+	Kind string          `json:"k"`
+	Key  string          `json:"i"`
+	Val  json.RawMessage `json:"v"`
+}
+
+type stateHeader struct {
+	Version  int
+	Datapath string // datapath.Identity of the maps the state describes
+}
+
+// savedServer is the server's own state.
 type savedServer struct {
-	Recovery     time.Time
-	Seq          uint32
-	Associations []savedAssociation
-	Kept         map[string]savedKept
-	Responses    []savedResponse
-	Reports      []savedRequest // Session Report Requests not yet answered
-	Draining     bool           // new sessions refused (the API's drain)
+	Recovery time.Time
+	Seq      uint32
+	Draining bool // new sessions refused (the API's drain)
 }
 
 type savedAssociation struct {
@@ -62,118 +104,198 @@ type savedResponse struct {
 }
 
 type savedRequest struct {
-	To   netip.AddrPort
-	Seq  uint32
-	B    []byte
-	Sent int
-	// Usage is what a usage report carries, to go back into the meters
-	// if it goes unanswered; a file from before it was saved has none.
-	Usage *sentUsage `json:",omitempty"`
+	To    netip.AddrPort
+	Seq   uint32
+	B     []byte
+	Sent  int
+	Usage *sentUsage `json:",omitempty"` // what a usage report carries, to go back into the meters if unanswered
 }
 
-// Save writes everything N4 knows. Call it once Serve has returned, and
-// without final reports: the sessions live on in the datapath.
-func (s *Server) Save(enc *json.Encoder) error {
-	v := savedServer{Recovery: s.cfg.Recovery, Seq: s.seq, Kept: map[string]savedKept{}, Draining: s.Draining()}
-	for _, a := range s.assocs {
-		v.Associations = append(v.Associations, savedAssociation{a.nodeID, a.addr, a.recovery, a.since, a.lost})
+// sessionParts is a session as each part of upfd keeps it: the store's
+// rules, the compiler's slots, the meters; each saves its own.
+type sessionParts struct {
+	Store  any `json:"s"`
+	Rules  any `json:"r,omitempty"`
+	Meters any `json:"m,omitempty"`
+}
+
+// savedSession is sessionParts read back.
+type savedSession struct {
+	Store  json.RawMessage `json:"s"`
+	Rules  json.RawMessage `json:"r"`
+	Meters json.RawMessage `json:"m"`
+}
+
+func toJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("pfcp: save %T: %v", v, err)) // our own types: a bug
 	}
-	for node, k := range s.kept {
-		sk := savedKept{Recovery: k.recovery}
-		for _, r := range k.reports {
-			sk.Sessions = append(sk.Sessions, savedUsage{r.cpSEID, r.usage})
+	return b
+}
+
+func set(kind, key string, v any) change { return change{kind, key, v} }
+
+// record is the JSON of a list of changes, as a journal record holds it,
+// each a readChange.
+func record(cs []change) []byte {
+	b := make([]byte, 0, 256*len(cs))
+	b = append(b, '[')
+	for i, c := range cs {
+		if i > 0 {
+			b = append(b, ',')
 		}
-		v.Kept[node] = sk
+		b = append(b, `{"k":`...)
+		b = appendString(b, c.Kind)
+		if c.Key != "" {
+			b = append(b, `,"i":`...)
+			b = appendString(b, c.Key)
+		}
+		if c.Val != nil {
+			b = append(b, `,"v":`...)
+			b = append(b, toJSON(c.Val)...)
+		}
+		b = append(b, '}')
 	}
-	for k, c := range s.cache.all() {
-		v.Responses = append(v.Responses, savedResponse{k.from(), k.seq, c.req, s.cache.bytes(c.at), time.Unix(0, c.expires)})
-	}
-	for seq, p := range s.pending {
-		if p.typ == sessionReportRequest {
-			r := savedRequest{To: p.to, Seq: seq, B: p.b, Sent: p.sent}
-			if u, ok := s.usageSent[seq]; ok {
-				r.Usage = &u
-			}
-			v.Reports = append(v.Reports, r)
+	return append(b, ']')
+}
+
+// appendString appends s as a JSON string.
+func appendString(b []byte, s string) []byte {
+	for i := range len(s) {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			return append(b, toJSON(s)...) // the rare name that needs escaping
 		}
 	}
-	// In a stable order, so that the same state saves the same.
-	slices.SortFunc(v.Associations, func(a, b savedAssociation) int { return cmp.Compare(a.NodeID, b.NodeID) })
-	slices.SortFunc(v.Responses, func(a, b savedResponse) int {
-		return cmp.Or(a.From.Compare(b.From), cmp.Compare(a.Seq, b.Seq))
-	})
-	slices.SortFunc(v.Reports, func(a, b savedRequest) int { return cmp.Compare(a.Seq, b.Seq) })
-	if err := enc.Encode(v); err != nil {
-		return fmt.Errorf("pfcp: save: %w", err)
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+func gone(kind, key string) change { return change{Kind: kind, Key: key} }
+
+func responseName(k cacheKey) string {
+	return k.from().String() + "/" + strconv.FormatUint(uint64(k.seq), 10)
+}
+
+func seidName(seid uint64) string { return strconv.FormatUint(seid, 16) }
+
+func seqName(seq uint32) string { return strconv.FormatUint(uint64(seq), 10) }
+
+// server is the server's own state as saved.
+func (s *Server) server() savedServer {
+	return savedServer{Recovery: s.cfg.Recovery, Seq: s.seq, Draining: s.Draining()}
+}
+
+// assocChange is an association's state, or its end.
+func (s *Server) assocChange(node string) change {
+	a, ok := s.assocs[node]
+	if !ok {
+		return gone(kindAssoc, node)
 	}
-	if err := s.store.Save(enc); err != nil {
-		return fmt.Errorf("pfcp: save sessions: %w", err)
+	return set(kindAssoc, node, savedAssociation{a.nodeID, a.addr, a.recovery, a.since, a.lost})
+}
+
+func (s *Server) keptChange(node string) change {
+	k, ok := s.kept[node]
+	if !ok {
+		return gone(kindKept, node)
 	}
-	if err := s.rules.Save(enc); err != nil {
-		return fmt.Errorf("pfcp: save rules: %w", err)
+	v := savedKept{Recovery: k.recovery}
+	for _, r := range k.reports {
+		v.Sessions = append(v.Sessions, savedUsage{r.cpSEID, r.usage})
 	}
-	if err := s.meters.Save(enc); err != nil {
-		return fmt.Errorf("pfcp: save meters: %w", err)
+	return set(kindKept, node, v)
+}
+
+// responseChange is a kept response; ok is false if it is no longer kept.
+func (s *Server) responseChange(k cacheKey) (change, bool) {
+	e, ok := s.cache.index[k]
+	if !ok {
+		return change{}, false
 	}
-	return nil
+	return set(kindResponse, responseName(k), savedResponse{k.from(), k.seq, e.req, s.cache.bytes(e.at), time.Unix(0, e.expires)}), true
+}
+
+// reportChange is a Session Report Request still unanswered, or its end.
+func (s *Server) reportChange(seq uint32) change {
+	p, ok := s.pending[seq]
+	if !ok || p.typ != sessionReportRequest {
+		return gone(kindReport, seqName(seq))
+	}
+	r := savedRequest{To: p.to, Seq: seq, B: p.b, Sent: p.sent}
+	if u, ok := s.usageSent[seq]; ok {
+		r.Usage = &u
+	}
+	return set(kindReport, seqName(seq), r)
+}
+
+// sessionChange is a session as every part keeps it, or its end.
+func (s *Server) sessionChange(seid uint64) change {
+	st, ok := s.store.SaveSession(seid)
+	if !ok {
+		return gone(kindSession, seidName(seid))
+	}
+	v := sessionParts{Store: st}
+	if r, ok := s.rules.SaveSession(seid); ok {
+		v.Rules = r
+	}
+	if m, ok := s.meters.SaveSession(seid); ok {
+		v.Meters = m
+	}
+	return set(kindSession, seidName(seid), v)
+}
+
+func (s *Server) listChange(key any) change {
+	if v, ok := s.rules.SaveList(key); ok {
+		return set(kindList, rules.ListName(key), v)
+	}
+	return gone(kindList, rules.ListName(key))
+}
+
+// entities yields every entity as a change, the header first, in a stable
+// order (sessions and lists aside, which come in map order).
+func (s *Server) entities(identity string, yield func(change) bool) {
+	emit := yield
+	if !emit(set(kindHeader, "", stateHeader{stateVersion, identity})) || !emit(set(kindServer, "", s.server())) ||
+		!emit(set(kindStore, "", s.store.SaveGlobals())) {
+		return
+	}
+	for _, node := range slices.Sorted(maps.Keys(s.assocs)) {
+		if !emit(s.assocChange(node)) {
+			return
+		}
+	}
+	for _, node := range slices.Sorted(maps.Keys(s.kept)) {
+		if !emit(s.keptChange(node)) {
+			return
+		}
+	}
+	for k := range s.cache.all() {
+		if c, ok := s.responseChange(k); ok && !emit(c) {
+			return
+		}
+	}
+	for _, seq := range slices.Sorted(maps.Keys(s.pending)) {
+		if s.pending[seq].typ == sessionReportRequest && !emit(s.reportChange(seq)) {
+			return
+		}
+	}
+	for seid := range s.sessionSEIDs {
+		if !emit(s.sessionChange(seid)) {
+			return
+		}
+	}
+	for key := range s.rules.Lists {
+		if !emit(s.listChange(key)) {
+			return
+		}
+	}
+}
+
+// sessionSEIDs yields every session's SEID.
+func (s *Server) sessionSEIDs(yield func(uint64) bool) {
+	s.store.Sessions(func(x *session.Session) bool { return yield(x.SEID) })
 }
 
 var sessionReportRequest = message.NewSessionReportRequest(0, 0, 0, 0, 0).MessageTypeName()
-
-// Restore reads what Save wrote, before Serve, into a server that has
-// nothing yet. Heartbeats start over; reports unanswered are sent again
-// by the first retransmission tick.
-func (s *Server) Restore(dec *json.Decoder) error {
-	var v savedServer
-	if err := dec.Decode(&v); err != nil {
-		return fmt.Errorf("pfcp: restore: %w", err)
-	}
-	now := s.now()
-	s.cfg.Recovery, s.seq = v.Recovery, v.Seq
-	s.api.draining.Store(v.Draining)
-	for _, a := range v.Associations {
-		s.assocs[a.NodeID] = &association{nodeID: a.NodeID, addr: a.Addr, recovery: a.Recovery, since: a.Since, lost: a.Lost, nextHeartbeat: now}
-	}
-	for node, k := range v.Kept {
-		ku := keptUsage{recovery: k.Recovery}
-		for _, r := range k.Sessions {
-			ku.reports = append(ku.reports, sessionUsage{r.CPSEID, r.Usage})
-		}
-		s.kept[node] = ku
-	}
-	slices.SortStableFunc(v.Responses, func(a, b savedResponse) int { return a.Expires.Compare(b.Expires) })
-	for _, r := range v.Responses {
-		s.cache.put(keyOf(r.From, r.Seq), r.Request, r.B, r.Expires)
-	}
-	for _, r := range v.Reports {
-		s.restoreReport(r, now)
-	}
-	if err := s.store.Restore(dec); err != nil {
-		return fmt.Errorf("pfcp: restore sessions: %w", err)
-	}
-	if err := s.rules.Restore(dec, s.store.Get); err != nil {
-		return fmt.Errorf("pfcp: restore rules: %w", err)
-	}
-	if err := s.meters.Restore(dec); err != nil {
-		return fmt.Errorf("pfcp: restore meters: %w", err)
-	}
-	s.log.Info("pfcp: state restored", "sessions", s.store.Len(), "associations", len(s.assocs), "recovery", s.cfg.Recovery)
-	return nil
-}
-
-// restoreReport takes back a Session Report Request still unanswered: it
-// is sent again at once and ends as any other, its usage put back into
-// the meters if it goes unanswered.
-func (s *Server) restoreReport(r savedRequest, now time.Time) {
-	var cpSEID uint64
-	if h, err := message.ParseHeader(r.B); err == nil {
-		cpSEID = h.SEID
-	}
-	seq := r.Seq
-	s.pending[seq] = &pending{to: r.To, b: r.B, sent: r.Sent, limit: s.cfg.N1, next: now, typ: sessionReportRequest,
-		answered: func(m message.Message) { s.reportAnswered(seq, cpSEID, m) },
-		expired:  func() { s.reportUnanswered(seq) }}
-	if r.Usage != nil {
-		s.trackUsage(seq, *r.Usage)
-	}
-}

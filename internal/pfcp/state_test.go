@@ -1,7 +1,6 @@
 package pfcp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"net/netip"
 	"reflect"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -64,16 +62,13 @@ func TestPrivilegedRestoreState(t *testing.T) {
 		ie.NewCreateQER(ie.NewQERID(1), ie.NewGateStatus(0, 0), ie.NewQFI(1)))
 	stopFirst()
 
-	var saved bytes.Buffer
-	if err := first.Save(json.NewEncoder(&saved)); err != nil {
-		t.Fatal(err)
-	}
+	saved := stateOf(t, first)
 	cfg.Recovery = time.Unix(1_800_000_000, 0) // what a new process would say, until restored
 	second, _ := start(cfg)
 	// Restore runs before Serve in upfd; here the loop is idle, and the
 	// check below reads the state through Do.
 	var restoreErr error
-	second.Do(context.Background(), func() { restoreErr = second.Restore(json.NewDecoder(&saved)) })
+	second.Do(context.Background(), func() { restoreErr = second.Restore(saved) })
 	if restoreErr != nil {
 		t.Fatal(restoreErr)
 	}
@@ -128,11 +123,16 @@ func startProcess(t *testing.T, d *datapath.Datapath, dp Datapath, cfg Config, n
 		t.Fatal(err)
 	}
 	srv.now = now
+	return srv, serveUntilStopped(t, srv)
+}
+
+// serveUntilStopped runs srv until stop, or cleanup.
+func serveUntilStopped(t *testing.T, srv *Server) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() { done <- srv.Serve(ctx) }()
 	stopped := false
-	stop := func() {
+	stop = func() {
 		if !stopped {
 			stopped = true
 			cancel()
@@ -140,7 +140,7 @@ func startProcess(t *testing.T, d *datapath.Datapath, dp Datapath, cfg Config, n
 		}
 	}
 	t.Cleanup(stop)
-	return srv, stop
+	return stop
 }
 
 // A usage report still unanswered when upfd restarts is sent again by the
@@ -174,13 +174,10 @@ func TestPrivilegedRestoredUsageReportGoesBackIntoTheMeterWhenUnanswered(t *test
 	}
 	stopFirst() // the report unanswered
 
-	var saved bytes.Buffer
-	if err := first.Save(json.NewEncoder(&saved)); err != nil {
-		t.Fatal(err)
-	}
+	saved := stateOf(t, first)
 	second, _ := startProcess(t, d, dp, cfg, clock.now)
 	var restoreErr error
-	second.Do(context.Background(), func() { restoreErr = second.Restore(json.NewDecoder(&saved)) })
+	second.Do(context.Background(), func() { restoreErr = second.Restore(saved) })
 	if restoreErr != nil {
 		t.Fatal(restoreErr)
 	}
@@ -258,14 +255,47 @@ func (c *testClock) set(t time.Time)         { c.ns.Store(t.UnixNano()) }
 func (c *testClock) advance(d time.Duration) { c.ns.Add(int64(d)) }
 func (c *testClock) now() time.Time          { return time.Unix(0, c.ns.Load()).UTC() }
 
-// saveLines is what srv saves, one line per record, sorted: sessions come
+// saveLines is what srv saves, one line per entity, sorted: sessions come
 // in map order.
 func saveLines(srv *Server) ([]string, error) {
-	var b bytes.Buffer
-	if err := srv.Save(json.NewEncoder(&b)); err != nil {
-		return nil, err
-	}
-	lines := strings.Split(b.String(), "\n")
+	var lines []string
+	srv.entities("test", func(c change) bool {
+		lines = append(lines, string(toJSON(c)))
+		return true
+	})
 	slices.Sort(lines)
 	return lines, nil
+}
+
+// stateOf is what a journal of srv reads back: its entities, as a
+// snapshot writes them.
+func stateOf(t *testing.T, srv *Server) *State {
+	t.Helper()
+	var cs []change
+	srv.entities("test", func(c change) bool {
+		cs = append(cs, c)
+		return true
+	})
+	st := &State{entities: map[entityKey]json.RawMessage{}}
+	if err := st.add(record(cs)); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// A record, written by hand, is the JSON of its changes: it reads back
+// as them, names that need escaping too.
+func TestRecordReadsBack(t *testing.T) {
+	server := savedServer{Recovery: time.Unix(1_700_000_000, 0).UTC(), Seq: 7}
+	assoc := savedAssociation{NodeID: "smf.example.org"}
+	in := []change{set(kindServer, "", server), set(kindAssoc, `smf "one"\n`, assoc), gone(kindSession, "1f"), {Kind: kindClosed}}
+	want := []readChange{{kindServer, "", toJSON(server)}, {kindAssoc, `smf "one"\n`, toJSON(assoc)}, {Kind: kindSession, Key: "1f"},
+		{Kind: kindClosed}}
+	var got []readChange
+	if err := json.Unmarshal(record(in), &got); err != nil {
+		t.Fatalf("%v:\n%s", err, record(in))
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("read back %+v\nwant %+v", got, want)
+	}
 }

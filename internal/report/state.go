@@ -5,41 +5,40 @@ import (
 	"fmt"
 )
 
-// Save and Restore carry the meters across a restart of upfd that keeps
-// the datapath (pinned maps): the counters stay in the maps, and each
-// meter's base, timers and sequence number come back, so that the next
-// report counts from the last one as if nothing happened.
+// SaveSession and Restore carry the meters across a restart of upfd that
+// keeps the datapath (pinned maps): the counters stay in the maps, and
+// each meter's base, timers and sequence number come back, so that the
+// next report counts from the last one as if nothing happened. Sessions
+// are saved apart, so that a journal can write the one that changed.
 
 type savedMeters struct {
 	SEID   uint64
 	Meters []*meter
 }
 
-// Save writes a count of sessions, then each session's meters.
-func (m *Meters) Save(enc *json.Encoder) error {
-	if err := enc.Encode(len(m.sessions)); err != nil {
-		return err
+// SaveSession is a copy of a session's meters, for json.Marshal, on any
+// goroutine; false if it measures nothing.
+func (m *Meters) SaveSession(seid uint64) (any, bool) {
+	mine, ok := m.sessions[seid]
+	if !ok {
+		return nil, false
 	}
-	for seid, mine := range m.sessions {
-		if err := enc.Encode(savedMeters{seid, mine}); err != nil {
-			return fmt.Errorf("save the meters of session %#x: %w", seid, err)
-		}
+	v := savedMeters{seid, make([]*meter, len(mine))}
+	for i, mt := range mine {
+		c := *mt
+		v.Meters[i] = &c
 	}
-	return nil
+	return v, true
 }
 
-// Restore reads what Save wrote into Meters that measure nothing yet.
-func (m *Meters) Restore(dec *json.Decoder) error {
+// Restore reads what SaveSession made into Meters that measure nothing yet.
+func (m *Meters) Restore(sessions []json.RawMessage) error {
 	if len(m.sessions) > 0 {
 		return fmt.Errorf("restore into meters of %d sessions", len(m.sessions))
 	}
-	var n int
-	if err := dec.Decode(&n); err != nil {
-		return err
-	}
-	for range n {
+	for _, raw := range sessions {
 		var v savedMeters
-		if err := dec.Decode(&v); err != nil {
+		if err := json.Unmarshal(raw, &v); err != nil {
 			return fmt.Errorf("restore meters: %w", err)
 		}
 		m.sessions[v.SEID] = v.Meters

@@ -30,6 +30,7 @@ const (
 	TrigVolQuota      Trigger = 1 << 8  // VOLQU
 	TrigTimeQuota     Trigger = 1 << 9  // TIMQU
 	TrigTermination   Trigger = 1 << 11 // TERMR: session deleted or URR removed
+	TrigTEBUR         Trigger = 1 << 1  // TEBUR: the session ended by the UP function
 	TrigQuotaValidity Trigger = 1 << 3  // QUVTI: the quota validity time is over
 )
 

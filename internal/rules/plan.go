@@ -24,6 +24,9 @@ type Compiler struct {
 	// spent are the URRs whose time quota ran out, with the grant it ran
 	// out on: the datapath lets nothing through them until a new grant.
 	spent map[urrKey]uint32
+	// touched are the lookup keys whose lists changed (state.go); nil
+	// until TrackLists.
+	touched map[any]struct{}
 
 	// Scratch for compile: a PDR's filters and its datapath PDRs.
 	filters []datapath.SDF
@@ -258,10 +261,10 @@ func (c *Compiler) Commit(p *Plan) {
 		c.listRuns.put(l)
 	}
 	for _, e := range p.prev.Uplink {
-		delete(c.lists, e.Key)
+		c.unlist(e.Key)
 	}
 	for _, e := range p.prev.Downlink {
-		delete(c.lists, e.Key)
+		c.unlist(e.Key)
 	}
 	for _, u := range p.prev.URRs {
 		if u.Val.Spent {
@@ -280,6 +283,21 @@ func (c *Compiler) Commit(p *Plan) {
 	}
 	for _, e := range p.lists {
 		c.lists[e.Key] = e.Val
+		c.touch(e.Key)
+	}
+}
+
+// unlist forgets a lookup key's list, if it had one.
+func (c *Compiler) unlist(key any) {
+	if _, ok := c.lists[key]; ok {
+		delete(c.lists, key)
+		c.touch(key)
+	}
+}
+
+func (c *Compiler) touch(key any) {
+	if c.touched != nil {
+		c.touched[key] = struct{}{}
 	}
 }
 

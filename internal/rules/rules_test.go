@@ -1,9 +1,7 @@
 package rules
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -128,10 +126,22 @@ func plan(t *testing.T, c *Compiler, s *session.Session) *Plan {
 // restart of upfd, with s as the store's session 7.
 func restored(t *testing.T, c *Compiler, s *session.Session) *Compiler {
 	t.Helper()
-	var saved bytes.Buffer
+	marshal := func(v any, _ bool) json.RawMessage {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	var sessions, lists []json.RawMessage
+	for seid := range c.installed {
+		sessions = append(sessions, marshal(c.SaveSession(seid)))
+	}
+	for key := range c.Lists {
+		lists = append(lists, marshal(c.SaveList(key)))
+	}
 	r := newCompiler()
-	if err := errors.Join(c.Save(json.NewEncoder(&saved)),
-		r.Restore(json.NewDecoder(&saved), func(seid uint64) (*session.Session, bool) { return s, seid == 7 })); err != nil {
+	if err := r.Restore(sessions, lists, func(seid uint64) (*session.Session, bool) { return s, seid == 7 }); err != nil {
 		t.Fatal(err)
 	}
 	return r

@@ -10,10 +10,12 @@ import (
 	"github.com/sluice-upf/sluice/internal/session"
 )
 
-// Save and Restore carry the compiler across a restart of upfd that keeps
-// the datapath (pinned maps): the slots of every session, as installed,
-// and the list slots of lookups with more than one PDR, so that the next
-// process knows which slot holds what without touching a map.
+// SaveSession, SaveList and Restore carry the compiler across a restart
+// of upfd that keeps the datapath (pinned maps): the slots of every
+// session, as installed, and the list slots of lookups with more than one
+// PDR, so that the next process knows which slot holds what without
+// touching a map. Each is saved apart, so that a journal can write the
+// ones that changed (Touched).
 
 type savedSession struct {
 	SEID  uint64
@@ -24,60 +26,92 @@ type savedSession struct {
 
 type savedSpent struct{ URR, Grant uint32 }
 
-// savedLists are the list slots by lookup key, with their runs' sizes.
-type savedLists struct {
-	Uplink   table[datapath.UplinkKey, listRun]
-	Downlink table[netip.Prefix, listRun]
+// savedList is a lookup key's list: the key, uplink or downlink, and its run.
+type savedList struct {
+	Uplink   *datapath.UplinkKey `json:",omitempty"`
+	Downlink netip.Prefix        `json:",omitzero"`
+	listRun
 }
 
-// Save writes a count, the sessions' slots, then the list slots.
-func (c *Compiler) Save(enc *json.Encoder) error {
-	if err := enc.Encode(len(c.installed)); err != nil {
-		return err
+// SaveSession is an installed session's slots, for json.Marshal, on any
+// goroutine (kept slots are never changed in place); false if it has
+// installed nothing.
+func (c *Compiler) SaveSession(seid uint64) (any, bool) {
+	k, ok := c.installed[seid]
+	if !ok {
+		return nil, false
 	}
-	for seid, k := range c.installed {
-		v := savedSession{SEID: seid, Slots: k.Slots}
-		for id := range k.from.URRs.IDs() {
-			if grant, spent := c.spent[urrKey{seid, id}]; spent {
-				v.Spent = append(v.Spent, savedSpent{id, grant})
-			}
-		}
-		if err := enc.Encode(v); err != nil {
-			return fmt.Errorf("save the slots of session %#x: %w", seid, err)
+	v := savedSession{SEID: seid, Slots: k.Slots}
+	for id := range k.from.URRs.IDs() {
+		if grant, spent := c.spent[urrKey{seid, id}]; spent {
+			v.Spent = append(v.Spent, savedSpent{id, grant})
 		}
 	}
-	var lists savedLists
-	for key, l := range c.lists {
-		run := listRun{l, c.listRuns.size(l)}
-		switch key := key.(type) {
-		case datapath.UplinkKey:
-			lists.Uplink = append(lists.Uplink, entry[datapath.UplinkKey, listRun]{key, run})
-		case netip.Prefix:
-			lists.Downlink = append(lists.Downlink, entry[netip.Prefix, listRun]{key, run})
-		}
-	}
-	return enc.Encode(lists)
+	return v, true
 }
 
-// Restore reads what Save wrote into a compiler that has installed
-// nothing yet, and takes every slot held. The sessions are the store's,
-// restored before.
-func (c *Compiler) Restore(dec *json.Decoder, sessions func(seid uint64) (*session.Session, bool)) error {
+// ListName names a lookup key's list among the lists, for a journal.
+func ListName(key any) string {
+	switch key := key.(type) {
+	case datapath.UplinkKey:
+		return fmt.Sprintf("u%d/%d", key.TEID, key.Endpoint)
+	case netip.Prefix:
+		return "d" + key.String()
+	}
+	return fmt.Sprint(key)
+}
+
+// SaveList is a lookup key's list, for json.Marshal; false if it has none.
+func (c *Compiler) SaveList(key any) (any, bool) {
+	l, ok := c.lists[key]
+	if !ok {
+		return nil, false
+	}
+	v := savedList{listRun: listRun{l, c.listRuns.size(l)}}
+	switch key := key.(type) {
+	case datapath.UplinkKey:
+		v.Uplink = &key
+	case netip.Prefix:
+		v.Downlink = key
+	}
+	return v, true
+}
+
+// Lists yields every lookup key with a list.
+func (c *Compiler) Lists(yield func(key any) bool) {
+	for key := range c.lists {
+		if !yield(key) {
+			return
+		}
+	}
+}
+
+// Touched yields the lookup keys whose lists changed since the last call
+// (SaveList says whether each has one now), and forgets them.
+func (c *Compiler) Touched(yield func(key any) bool) {
+	for key := range c.touched {
+		delete(c.touched, key)
+		if !yield(key) {
+			return
+		}
+	}
+}
+
+// Restore reads what SaveSession and SaveList made into a compiler that
+// has installed nothing yet, and takes every slot held. The sessions are
+// the store's, restored before.
+func (c *Compiler) Restore(sessions, lists []json.RawMessage, get func(seid uint64) (*session.Session, bool)) error {
 	if len(c.installed) > 0 {
 		return fmt.Errorf("restore into a compiler with %d sessions installed", len(c.installed))
 	}
-	var n int
-	if err := dec.Decode(&n); err != nil {
-		return err
-	}
 	used := map[*slots][]uint32{}
-	for range n {
+	for _, raw := range sessions {
 		var s savedSession
-		if err := dec.Decode(&s); err != nil {
+		if err := json.Unmarshal(raw, &s); err != nil {
 			return fmt.Errorf("restore the slots of a session: %w", err)
 		}
 		k := kept{Slots: s.Slots}
-		if k.from, _ = sessions(s.SEID); k.from == nil {
+		if k.from, _ = get(s.SEID); k.from == nil {
 			return fmt.Errorf("restore: session %#x has slots but is not in the store", s.SEID)
 		}
 		fars, qers, urrs, sdfs, ok := k.slotsOf()
@@ -93,18 +127,21 @@ func (c *Compiler) Restore(dec *json.Decoder, sessions func(seid uint64) (*sessi
 		used[c.urrSlots] = append(used[c.urrSlots], urrs...)
 		used[c.sdfSlots] = append(used[c.sdfSlots], sdfs...)
 	}
-	var lists savedLists
-	if err := dec.Decode(&lists); err != nil {
-		return fmt.Errorf("restore the list slots: %w", err)
-	}
 	var runs []listRun
-	for _, e := range lists.Uplink {
-		c.lists[e.Key] = e.Val.ID
-		runs = append(runs, e.Val)
-	}
-	for _, e := range lists.Downlink {
-		c.lists[e.Key] = e.Val.ID
-		runs = append(runs, e.Val)
+	for _, raw := range lists {
+		var l savedList
+		if err := json.Unmarshal(raw, &l); err != nil {
+			return fmt.Errorf("restore a list slot: %w", err)
+		}
+		switch {
+		case l.Uplink != nil:
+			c.lists[*l.Uplink] = l.ID
+		case l.Downlink.IsValid():
+			c.lists[l.Downlink] = l.ID
+		default:
+			return fmt.Errorf("restore: list %d has no lookup key", l.ID)
+		}
+		runs = append(runs, l.listRun)
 	}
 	if err := c.listRuns.take(runs); err != nil {
 		return err
@@ -141,4 +178,37 @@ func (s *slots) take(ids []uint32) error {
 	s.next = next
 	slices.Reverse(s.free) // get pops from the end: lowest first
 	return nil
+}
+
+// TrackLists starts noting the lookup keys whose lists change, for
+// Touched: a server that keeps a journal asks for it.
+func (c *Compiler) TrackLists() { c.touched = map[any]struct{}{} }
+
+// Installed is every op that writes what an installed session holds as
+// Commit kept it, its URRs aside (their counts and quota left are the
+// datapath's; see datapath.Holds): after a crash, the new process
+// compares them with the maps, and applies them where the maps differ.
+func (c *Compiler) Installed(seid uint64) ([]datapath.Op, error) {
+	k, ok := c.installed[seid]
+	if !ok {
+		return nil, fmt.Errorf("session %#x has nothing installed", seid)
+	}
+	img, err := c.full(k)
+	if err != nil {
+		return nil, err
+	}
+	ops := make([]datapath.Op, 0, len(img.FARs)+len(img.QERs)+len(img.Uplink)+len(img.Downlink))
+	for _, f := range img.FARs {
+		ops = append(ops, datapath.PutFAR{ID: f.Val.Slot, FAR: f.Val.FAR, Session: img.Session})
+	}
+	for _, q := range img.QERs {
+		ops = append(ops, datapath.PutQER{ID: q.Val.Slot, QER: q.Val.QER, Session: img.Session})
+	}
+	for _, e := range img.Uplink {
+		ops = append(ops, datapath.PutUplink{Key: e.Key, Rules: withList(e.Val, c.lists[e.Key])})
+	}
+	for _, e := range img.Downlink {
+		ops = append(ops, datapath.PutDownlink{UE: e.Key, Rules: withList(e.Val, c.lists[e.Key])})
+	}
+	return ops, nil
 }

@@ -1,7 +1,6 @@
 package session
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"math"
@@ -198,10 +197,6 @@ func TestGBRRestore(t *testing.T) {
 	old := gbrStore(BitRates{cap1, cap2})
 	a := commit(t, old, withQERs(1, qer(1, 4*mbit, 8*mbit))).Next.SEID
 	commit(t, old, withQERs(2, qer(1, 3*mbit, 6*mbit), qer(2, 2*mbit, 0)))
-	var saved bytes.Buffer
-	if err := old.Save(json.NewEncoder(&saved)); err != nil {
-		t.Fatal(err)
-	}
 	for _, c := range []struct {
 		name     string
 		capacity BitRates
@@ -217,9 +212,7 @@ func TestGBRRestore(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := gbrStore(c.capacity)
-			if err := s.Restore(json.NewDecoder(bytes.NewReader(saved.Bytes()))); err != nil {
-				t.Fatal(err)
-			}
+			restoreFrom(t, old, s)
 			if got := s.AdmittedGBR(); got != old.AdmittedGBR() {
 				t.Fatalf("restored %+v, want %+v", got, old.AdmittedGBR())
 			}
@@ -252,4 +245,25 @@ func TestGBRAboveMBRJudgedOnChange(t *testing.T) {
 	commit(t, s, &Modify{SEID: 1, CreateQERs: []QER{qer(2, mbit, 0)}, UpdatePDRs: useQERs(1, 2)})
 	_, err := s.Plan(&Modify{SEID: 1, UpdateQERs: []QERUpdate{{ID: 1, QFI: new(uint8(9))}}})
 	wantRefusal(t, err, CauseRuleFailure, IEGBR)
+}
+
+// restoreFrom restores into what from saves, as across a restart of upfd.
+func restoreFrom(t *testing.T, from, into *Store) {
+	t.Helper()
+	globals, err := json.Marshal(from.SaveGlobals())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sessions []json.RawMessage
+	for seid := range from.sessions {
+		v, _ := from.SaveSession(seid)
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sessions = append(sessions, b)
+	}
+	if err := into.Restore(globals, sessions); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -3,22 +3,23 @@ package session
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/netip"
 )
 
-// Save and Restore carry the Store across a restart of upfd that keeps the
-// datapath (pinned maps): the sessions, and where allocation goes on.
+// SaveGlobals, SaveSession and Restore carry the Store across a restart
+// of upfd that keeps the datapath (pinned maps): where allocation goes
+// on, and each session, saved apart so that a journal can write the one
+// that changed.
 
 // savedStore is the Store's own state.
 type savedStore struct {
-	Sessions int
 	NextSEID uint64
 	NextTEID uint32
 	PoolNext map[netip.Prefix]netip.Addr
 }
 
-// savedSession is a session as Save writes it: a RuleSet keeps its rules
-// to itself.
+// savedSession is a session as saved: a RuleSet keeps its rules to itself.
 type savedSession struct {
 	SEID, CPSEID uint64
 	CPAddr       netip.Addr
@@ -31,39 +32,40 @@ type savedSession struct {
 	BARs         []BAR
 }
 
-// Save writes the store's state, then every session.
-func (s *Store) Save(enc *json.Encoder) error {
-	if err := enc.Encode(savedStore{len(s.sessions), s.nextSEID, s.nextTEID, s.poolNext}); err != nil {
-		return err
+// SaveGlobals is a copy of the store's own state, for json.Marshal, on
+// any goroutine.
+func (s *Store) SaveGlobals() any { return savedStore{s.nextSEID, s.nextTEID, maps.Clone(s.poolNext)} }
+
+// SaveSession is a session, for json.Marshal, on any goroutine (sessions
+// do not change: a change makes a new one); false if there is none.
+func (s *Store) SaveSession(seid uint64) (any, bool) {
+	x, ok := s.sessions[seid]
+	if !ok {
+		return nil, false
 	}
-	for _, x := range s.sessions {
-		v := savedSession{SEID: x.SEID, CPSEID: x.CPSEID, CPAddr: x.CPAddr, Peer: x.Peer, Info: x.Info,
-			PDRs: x.PDRs.rules, FARs: x.FARs.rules, QERs: x.QERs.rules, URRs: x.URRs.rules, BARs: x.BARs.rules}
-		if err := enc.Encode(v); err != nil {
-			return fmt.Errorf("save session %#x: %w", x.SEID, err)
-		}
-	}
-	return nil
+	return savedSession{SEID: x.SEID, CPSEID: x.CPSEID, CPAddr: x.CPAddr, Peer: x.Peer, Info: x.Info,
+		PDRs: x.PDRs.rules, FARs: x.FARs.rules, QERs: x.QERs.rules, URRs: x.URRs.rules, BARs: x.BARs.rules}, true
 }
 
-// Restore reads what Save wrote into an empty store: the sessions come
-// back owning their TEIDs, UE addresses and tunnels, and their GBRs are
-// counted afresh against this store's capacity.
-func (s *Store) Restore(dec *json.Decoder) error {
+// Restore reads what SaveGlobals and SaveSession made into an empty
+// store: the sessions come back owning their TEIDs, UE addresses and
+// tunnels, and their GBRs are counted afresh against this store's
+// capacity.
+func (s *Store) Restore(globals json.RawMessage, sessions []json.RawMessage) error {
 	if len(s.sessions) > 0 {
 		return fmt.Errorf("restore into a store with %d sessions", len(s.sessions))
 	}
 	var st savedStore
-	if err := dec.Decode(&st); err != nil {
-		return err
+	if err := json.Unmarshal(globals, &st); err != nil {
+		return fmt.Errorf("restore the store: %w", err)
 	}
 	s.nextSEID, s.nextTEID = st.NextSEID, st.NextTEID
 	if st.PoolNext != nil {
 		s.poolNext = st.PoolNext
 	}
-	for range st.Sessions {
+	for _, raw := range sessions {
 		var v savedSession
-		if err := dec.Decode(&v); err != nil {
+		if err := json.Unmarshal(raw, &v); err != nil {
 			return fmt.Errorf("restore a session: %w", err)
 		}
 		x := &Session{SEID: v.SEID, CPSEID: v.CPSEID, CPAddr: v.CPAddr, Peer: v.Peer, Info: v.Info,

@@ -197,11 +197,19 @@ func NewLab(t testing.TB) Lab {
 // for the rest of the test.
 func AttachPass(t testing.TB, ns, dev string) {
 	t.Helper()
-	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{
+	AttachXDP(t, ns, dev, &ebpf.ProgramSpec{
+		Name:         "test_pass",
 		Type:         ebpf.XDP,
 		License:      "GPL",
 		Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, 2 /* XDP_PASS */), asm.Return()},
 	})
+}
+
+// AttachXDP loads the XDP program spec and puts it on dev in ns, for the
+// rest of the test.
+func AttachXDP(t testing.TB, ns, dev string, spec *ebpf.ProgramSpec) {
+	t.Helper()
+	prog, err := ebpf.NewProgram(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +226,7 @@ func AttachPass(t testing.TB, ns, dev string) {
 		return err
 	})
 	if err != nil {
-		t.Fatalf("attach a passing XDP program to %s: %v", dev, err)
+		t.Fatalf("attach XDP program %s to %s/%s: %v", spec.Name, ns, dev, err)
 	}
 }
 

@@ -115,39 +115,88 @@ func (l *Log) String() string {
 // output is log's, complete once stop has returned.
 func StartUPFD(t testing.TB, ns, config string) (log *Log, stop func()) {
 	t.Helper()
+	p := StartUPFDProcess(t, ns, config)
+	return p.Log, p.Stop
+}
+
+// UPFD is a running upfd, as StartUPFDProcess started it.
+type UPFD struct {
+	Log  *Log
+	cmd  *exec.Cmd
+	t    testing.TB
+	once sync.Once
+	// exited closes when the process has ended (and been reaped); err is
+	// how, then.
+	exited chan struct{}
+	err    error
+}
+
+// StartUPFDProcess is StartUPFD, with a way to kill the process too.
+func StartUPFDProcess(t testing.TB, ns, config string) *UPFD {
+	t.Helper()
 	bin := BuildUPFD(t)
 	cfg := filepath.Join(t.TempDir(), "upfd.yaml")
 	if err := os.WriteFile(cfg, []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	log = &Log{}
+	p := &UPFD{Log: &Log{}, t: t, exited: make(chan struct{})}
 	// nsenter, not ip netns exec: that one remounts /sys, which hides the
 	// bpffs at /sys/fs/bpf where a pinned upfd keeps its maps.
-	cmd := exec.Command("nsenter", "--net=/run/netns/"+ns, bin, "--config", cfg)
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
+	p.cmd = exec.Command("nsenter", "--net=/run/netns/"+ns, bin, "--config", cfg)
+	p.cmd.Stdout, p.cmd.Stderr = p.Log, p.Log
+	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	var once sync.Once
-	stop = func() { once.Do(func() { terminate(t, cmd, log) }) }
-	t.Cleanup(stop)
-	return log, stop
+	go func() {
+		p.err = p.cmd.Wait()
+		close(p.exited)
+	}()
+	t.Cleanup(p.Stop)
+	return p
 }
 
-// terminate sends SIGTERM and waits for a clean exit, killing the process
-// if it does not come within StopGrace.
-func terminate(t testing.TB, cmd *exec.Cmd, log *Log) {
-	cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("upfd did not exit cleanly on SIGTERM: %v\n%s", err, log.String())
+// PID is the process's.
+func (p *UPFD) PID() int { return p.cmd.Process.Pid }
+
+// Stop sends SIGTERM and waits for a clean exit, killing the process if
+// it does not come within StopGrace; either fails the test. Once only,
+// and nothing if the process ended already.
+func (p *UPFD) Stop() {
+	p.once.Do(func() {
+		select {
+		case <-p.exited:
+			return
+		default:
 		}
-	case <-time.After(StopGrace):
-		cmd.Process.Kill()
-		<-done
-		t.Errorf("upfd ignored SIGTERM\n%s", log.String())
+		p.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.exited:
+			if p.err != nil {
+				p.t.Errorf("upfd did not exit cleanly on SIGTERM: %v\n%s", p.err, p.Log.String())
+			}
+		case <-time.After(StopGrace):
+			p.cmd.Process.Kill()
+			<-p.exited
+			p.t.Errorf("upfd ignored SIGTERM\n%s", p.Log.String())
+		}
+	})
+}
+
+// Kill ends the process with SIGKILL, as a crash would, and waits for it.
+func (p *UPFD) Kill() {
+	p.once.Do(func() {
+		p.cmd.Process.Kill()
+		<-p.exited
+	})
+}
+
+// Exited waits up to d for the process to end by itself (the OOM killer,
+// a crash); false if it did not.
+func (p *UPFD) Exited(d time.Duration) bool {
+	select {
+	case <-p.exited:
+		return true
+	case <-time.After(d):
+		return false
 	}
 }

@@ -15,7 +15,9 @@ var csvColumns = []string{
 	"loss_pct", "latency_p50_us", "latency_p99_us", "latency_max_us", "cpu_pct", "ratio_to_reference", "ratio_p25", "ratio_p75",
 	"rtt_min_ms", "rtt_avg_ms", "rtt_max_ms", "rtt_mdev_ms", "goodput_pps", "goodput_mbps",
 	"target_per_second", "sessions_per_second", "failed", "setup_p50_ms", "setup_p99_ms",
-	"lost_packets", "duplicates", "reordered", "sent_while_away", "stop_ms", "restart_ms", "recovery_unchanged", "error",
+	"lost_packets", "duplicates", "reordered", "sent_while_away", "signal", "stop_ms", "restart_ms", "recovery_unchanged",
+	"protocol", "ues", "streams", "mbr_mbps", "retransmits", "ratio_to_ceiling", "of_mbr",
+	"fetches", "fetch_p50_ms", "fetch_p99_ms", "error",
 }
 
 // row is one CSV row by column name.

@@ -11,9 +11,12 @@ import (
 // direction lost across it, how long the UPF took to answer N4 again, and
 // whether the SMF's sessions outlived it.
 type Restart struct {
-	AtSeconds float64 `json:"at_seconds"` // into the traffic, when the UPF got SIGTERM
-	StopMs    float64 `json:"stop_ms"`    // SIGTERM to the process's exit
-	RestartMs float64 `json:"restart_ms"` // SIGTERM to the new process answering a Heartbeat Request
+	// Signal ended the UPF: SIGTERM (a restart), SIGKILL (a crash step).
+	// A file from before crash steps has none: SIGTERM.
+	Signal    string  `json:"signal,omitempty"`
+	AtSeconds float64 `json:"at_seconds"` // into the traffic, when the UPF got the signal
+	StopMs    float64 `json:"stop_ms"`    // the signal to the process's exit
+	RestartMs float64 `json:"restart_ms"` // the signal to the new process answering a Heartbeat Request
 	// RecoveryBefore is the UPF's Recovery Time Stamp when the SMF
 	// associated; RecoveryAfter, in the first Heartbeat Response after
 	// the restart. An SMF that sees it change drops its sessions (TS
@@ -28,6 +31,14 @@ type Restart struct {
 	Directions       []RestartDirection `json:"directions"`
 }
 
+// SignalName is the signal that ended the UPF.
+func (r Restart) SignalName() string {
+	if r.Signal == "" {
+		return "SIGTERM"
+	}
+	return r.Signal
+}
+
 // SameRecovery says whether the SMF would see the same UPF after the restart.
 func (r Restart) SameRecovery() bool {
 	return !r.RecoveryBefore.IsZero() && r.RecoveryBefore.Equal(r.RecoveryAfter)
@@ -40,7 +51,7 @@ type RestartDirection struct {
 	Lost       uint64 `json:"lost_packets"` // sent and never received
 	Duplicates uint64 `json:"duplicates"`   // received more than once
 	Reordered  uint64 `json:"reordered"`    // received after a later one of the flow
-	// SentWhileAway is the frames sent from SIGTERM until N4 answered
+	// SentWhileAway is the frames sent from the signal until N4 answered
 	// again: what crossed the datapath with no UPF process, or one
 	// starting, to look after it.
 	SentWhileAway uint64 `json:"sent_while_away"`
@@ -59,7 +70,7 @@ func (r *Run) AddRestart(h Header, x Restart) {
 
 // The footnotes of the restart table.
 const (
-	awayNote     = "From SIGTERM to the first Heartbeat Response from the new process: the UPF away, or starting."
+	awayNote     = "From the signal to the first Heartbeat Response from the new process: the UPF away, or starting."
 	recoveryNote = "The UPF's Recovery Time Stamp in that response against the one it gave at association: an SMF that sees it change drops its sessions."
 	sessionsNote = "The SMF's sessions after the restart, each modified (Session Modification Request), accepted of sent."
 )
@@ -68,7 +79,7 @@ const (
 // the restart's times; step writes a step's cell.
 func restartTables(run *Run, step func(Header) string) (frames, restarts *table) {
 	frames = &table{left: 3, header: []string{"#", "Step", "Direction", "Tx<br>Kpps", "Sent", "of which while<br>the UPF was away[1]", "Received", "Lost", "Loss %", "Duplicates", "Reordered", "Latency max<br>µs"}}
-	restarts = &table{left: 2, header: []string{"#", "Step", "SIGTERM at<br>s", "Stopped in<br>ms", "N4 again after<br>ms[1]", "Recovery Time Stamp[2]", "Sessions<br>after[3]"}}
+	restarts = &table{left: 3, header: []string{"#", "Step", "Signal", "at<br>s", "Stopped in<br>ms", "N4 again after<br>ms[1]", "Recovery Time Stamp[2]", "Sessions<br>after[3]"}}
 	for i, s := range run.Steps {
 		x := s.Restart
 		if x == nil {
@@ -78,7 +89,7 @@ func restartTables(run *Run, step func(Header) string) (frames, restarts *table)
 			frames.add(strconv.Itoa(i+1), step(s.Header), d.Direction, f2(d.TxKpps), count(d.TxPackets), count(d.SentWhileAway),
 				count(d.RxPackets), count(d.Lost), lossText(d.LossPct), count(d.Duplicates), count(d.Reordered), latencyMax(d.Latency))
 		}
-		restarts.add(strconv.Itoa(i+1), cell(s.Name), f2(x.AtSeconds), f1(x.StopMs), f1(x.RestartMs),
+		restarts.add(strconv.Itoa(i+1), cell(s.Name), x.SignalName(), f2(x.AtSeconds), f1(x.StopMs), f1(x.RestartMs),
 			recoveryText(*x), fmt.Sprintf("%d/%d", x.SessionsAccepted, x.Sessions))
 	}
 	return frames, restarts
@@ -132,6 +143,7 @@ func (restartKind) rows(s Step) []row {
 		r := measurementRow(d.Measurement, "upf", row{
 			"lost_packets": count(d.Lost), "duplicates": count(d.Duplicates), "reordered": count(d.Reordered),
 			"sent_while_away": count(d.SentWhileAway),
+			"signal":          x.SignalName(),
 			"stop_ms":         num(x.StopMs), "restart_ms": num(x.RestartMs),
 			"recovery_unchanged": strconv.FormatBool(x.SameRecovery()),
 			"failed":             strconv.Itoa(x.Sessions - x.SessionsAccepted),

@@ -35,7 +35,7 @@ func TestRestartInMarkdown(t *testing.T) {
 		"## Restart under traffic\n",
 		"| 1 | restart 1400 B<br>both at once, 1400 B, 100kpps each way for 6s, restart at 2s | uplink | 100.00 | 600000 | 38912 | 600000 | 0 | 0.00 | 0 | 0 | 1285.4 |\n",
 		"| downlink | 100.00 | 600000 | 38900 | 599990 | 10 | <0.01 | 2 | 3 | – |\n",
-		"| 1 | restart 1400 B | 2.00 | 78.4 | 389.1 | unchanged | 999/1000 |\n",
+		"| 1 | restart 1400 B | SIGTERM | 2.00 | 78.4 | 389.1 | unchanged | 999/1000 |\n",
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("run.md has no %q:\n%s", want, b.String())
@@ -56,7 +56,7 @@ func TestRestartInCSV(t *testing.T) {
 		t.Fatalf("%d rows; want a header and one per direction", len(rows))
 	}
 	want := map[string]string{"kind": "restart", "direction": "downlink", "tx_packets": "600000", "rx_packets": "599990",
-		"lost_packets": "10", "duplicates": "2", "reordered": "3", "sent_while_away": "38900", "stop_ms": "78.4",
+		"lost_packets": "10", "duplicates": "2", "reordered": "3", "sent_while_away": "38900", "signal": "SIGTERM", "stop_ms": "78.4",
 		"restart_ms": "389.1", "recovery_unchanged": "true", "failed": "1"}
 	for col, v := range want {
 		i := indexOf(rows[0], col)

@@ -5,7 +5,7 @@ import "strings"
 // Header says which step a result belongs to.
 type Header struct {
 	Name  string `json:"name"`  // unique in the run; Compare matches steps by it
-	Kind  string `json:"kind"`  // throughput, ndr, ping, cbr, subscribers, churn or restart
+	Kind  string `json:"kind"`  // throughput, ndr, ping, cbr, subscribers, churn, restart, iperf or web
 	Setup string `json:"setup"` // what the step did, in a few words
 }
 
@@ -21,6 +21,8 @@ type Step struct {
 	Subscribers []SubscriberLoad `json:"subscribers,omitempty"`
 	Churn       *Churn           `json:"churn,omitempty"`
 	Restart     *Restart         `json:"restart,omitempty"`
+	Iperf       []Iperf          `json:"iperf,omitempty"`
+	Web         []WebLoad        `json:"web,omitempty"`
 }
 
 // kinds are the kinds of step, in the order reports give them: each by
@@ -39,6 +41,8 @@ var kinds = []struct {
 	{"subscribers", "Subscribers", subscribersKind{}},
 	{"churn", "Session churn", churnKind{}},
 	{"restart", "Restart under traffic", restartKind{}},
+	{"iperf", "iperf3 from real UEs", iperfKind{}},
+	{"web", "Subscribers with real connections", webKind{}},
 }
 
 // A kind writes the results of one kind of step: in the Markdown

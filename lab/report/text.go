@@ -47,7 +47,8 @@ func WriteText(w io.Writer, run *Run) error {
 
 // writeText writes the table for a terminal, indented: columns aligned,
 // the first t.left to the left and the rest, figures, to the right; a
-// header's <br> starts a second header line; notes below, one a line.
+// header's <br> starts a second header line, a cell's is a space; notes
+// below, one a line.
 func (t *table) writeText(b *strings.Builder, notes ...string) {
 	lines := 1
 	for _, h := range t.header {
@@ -63,8 +64,14 @@ func (t *table) writeText(b *strings.Builder, notes ...string) {
 			head[lines-len(parts)+i][c] = p
 		}
 	}
+	rows := make([][]string, len(t.rows))
+	for i, r := range t.rows {
+		for _, v := range r {
+			rows[i] = append(rows[i], strings.ReplaceAll(v, "<br>", " "))
+		}
+	}
 	width := make([]int, len(t.header))
-	for _, r := range append(head, t.rows...) {
+	for _, r := range append(head, rows...) {
 		for c, v := range r {
 			width[c] = max(width[c], utf8.RuneCountInString(v))
 		}
@@ -86,7 +93,7 @@ func (t *table) writeText(b *strings.Builder, notes ...string) {
 	for _, h := range head {
 		line(h)
 	}
-	for _, r := range t.rows {
+	for _, r := range rows {
 		line(r)
 	}
 	for _, n := range notes {

@@ -9,11 +9,17 @@ import (
 	"github.com/sluice-upf/sluice/lab/topo"
 )
 
-// pingKind measures round trips through the first session.
+// pingKind measures round trips through the first session: the lab's
+// probe, or the system's ping from a real UE.
 type pingKind struct{}
 
 func (pingKind) run(ctx context.Context, r *runner, st scenario.Step) error {
 	p := st.Settings.(*scenario.Ping)
+	if p.Mode == scenario.PingUE {
+		return r.pingFromUE(ctx, st, p)
+	}
+	// The probe's G-PDUs use session 0's TEIDs: the gNB of the steps with
+	// real UEs, which would take its answers, is closed after each.
 	x := r.sessions[0]
 	o := probe.PingOptions{Namespace: r.lab.GNB, UE: x.UE, TEIDUplink: x.UplinkTEID, TEIDDownlink: x.DownlinkTEID,
 		QFI: x.QFI, Count: p.Count, Interval: p.Interval, Sizes: p.Sizes}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/wmnsk/go-pfcp/ie"
@@ -22,7 +23,8 @@ import (
 
 // A restart step sends steady traffic, in each direction asked for at
 // once, and in the middle of it stops the UPF under test with SIGTERM and
-// starts it again, as an operator's restart goes. The sink counts what
+// starts it again, as an operator's restart goes; a crash step kills it
+// with SIGKILL instead, and starts it again at once. The sink counts what
 // the restart cost; N4 is asked every heartbeatEvery whether it answers
 // again; the SMF's sessions are then modified, each, to see that the new
 // process knows them.
@@ -35,23 +37,35 @@ const (
 	heartbeatEvery = 10 * time.Millisecond
 )
 
-// restartTimes is how a restart went, from SIGTERM.
+// restartTimes is how a restart went, from the signal.
 type restartTimes struct {
-	at       time.Duration // SIGTERM, into the traffic
+	at       time.Duration // the signal, into the traffic
 	stopped  time.Duration // the old process gone
 	answered time.Duration // the new one answering N4
 	exit     error         // how the old process ended
 	recovery time.Time     // in the new one's first Heartbeat Response
-	// away is the frames each flight sent from SIGTERM until N4 answered:
+	// away is the frames each flight sent from the signal until N4 answered:
 	// through the datapath alone, with no UPF process, or one starting.
 	away []uint64
 }
 
-// restartKind restarts the UPF under test under steady traffic, once.
-type restartKind struct{}
+// restartKind restarts the UPF under test under steady traffic, once:
+// with SIGTERM; crashKind, with SIGKILL.
+type (
+	restartKind struct{}
+	crashKind   struct{}
+)
 
 func (restartKind) run(ctx context.Context, r *runner, st scenario.Step) error {
-	rs := st.Settings.(*scenario.Restart)
+	return r.restart(ctx, st, st.Settings.(*scenario.Restart), syscall.SIGTERM)
+}
+
+func (crashKind) run(ctx context.Context, r *runner, st scenario.Step) error {
+	return r.restart(ctx, st, &st.Settings.(*scenario.Crash).Restart, syscall.SIGKILL)
+}
+
+// restart ends the UPF with sig under the step's traffic, and starts it again.
+func (r *runner) restart(ctx context.Context, st scenario.Step, rs *scenario.Restart, sig syscall.Signal) error {
 	m := newMeasurer(r.lab, 0) // the UPF's process changes: no CPU figure
 	var flights []*flight
 	defer func() { closeAll(flights) }()
@@ -69,9 +83,9 @@ func (restartKind) run(ctx context.Context, r *runner, st scenario.Step) error {
 	defer probe.close()
 
 	times, restartErr := r.underTraffic(ctx, m, flights, rs.At, func(began time.Time) (restartTimes, error) {
-		return r.restartUPF(ctx, probe, began, func() []uint64 { return sentSoFar(flights) })
+		return r.restartUPF(ctx, probe, began, sig, func() []uint64 { return sentSoFar(flights) })
 	})
-	x := report.Restart{AtSeconds: times.at.Seconds(), StopMs: ms(times.stopped), RestartMs: ms(times.answered),
+	x := report.Restart{Signal: signalName(sig), AtSeconds: times.at.Seconds(), StopMs: ms(times.stopped), RestartMs: ms(times.answered),
 		RecoveryBefore: r.smf.UPF().Recovery, RecoveryAfter: times.recovery, Sessions: len(r.smf.Sessions())}
 	var errs []error
 	for i, f := range flights {
@@ -91,7 +105,7 @@ func (restartKind) run(ctx context.Context, r *runner, st scenario.Step) error {
 		restartErr = r.sessionsAfterRestart(ctx, &x)
 	}
 	r.run.AddRestart(st.Header(), x)
-	if times.exit != nil {
+	if times.exit != nil && sig == syscall.SIGTERM {
 		errs = append(errs, fmt.Errorf("the UPF exited with %v on SIGTERM: see upf.log", times.exit))
 	}
 	return errors.Join(append(errs, restartErr)...)
@@ -132,20 +146,27 @@ func (r *runner) underTraffic(ctx context.Context, m *measurer, flights []*fligh
 	return times, err
 }
 
-// restartUPF stops the UPF with SIGTERM, waits for it to exit, starts it
-// again and waits until N4 answers. sent counts the frames sent so far,
-// by flight, to tell those sent meanwhile.
-func (r *runner) restartUPF(ctx context.Context, probe *n4Probe, began time.Time, sent func() []uint64) (restartTimes, error) {
+// restartUPF ends the UPF with sig (SIGTERM: waits for it to exit;
+// SIGKILL: for the kernel to reap it), starts it again and waits until N4
+// answers. sent counts the frames sent so far, by flight, to tell those
+// sent meanwhile.
+func (r *runner) restartUPF(ctx context.Context, probe *n4Probe, began time.Time, sig syscall.Signal, sent func() []uint64) (restartTimes, error) {
 	var t restartTimes
 	if gone, why := r.upf.exited(); gone {
 		return t, fmt.Errorf("the UPF had exited (%v) before the restart: see upf.log", why)
 	}
-	fmt.Fprintf(r.upf.log, "\n# upflab: restart: SIGTERM to pid %d\n", r.upf.pid())
+	name := signalName(sig)
+	fmt.Fprintf(r.upf.log, "\n# upflab: restart: %s to pid %d\n", name, r.upf.pid())
 	before := sent()
-	sigterm := time.Now()
-	t.at = sigterm.Sub(began)
-	exit, err := r.upf.terminate(stopGrace)
-	t.stopped, t.exit = time.Since(sigterm), exit
+	signalled := time.Now()
+	t.at = signalled.Sub(began)
+	var exit, err error
+	if sig == syscall.SIGKILL {
+		exit = r.upf.kill()
+	} else {
+		exit, err = r.upf.terminate(stopGrace)
+	}
+	t.stopped, t.exit = time.Since(signalled), exit
 	if err != nil {
 		return t, err
 	}
@@ -154,16 +175,24 @@ func (r *runner) restartUPF(ctx context.Context, probe *n4Probe, began time.Time
 		return t, err
 	}
 	t.recovery, err = probe.waitForUPF(ctx, r.upf, r.s.UPF.Startup)
-	t.answered = time.Since(sigterm)
+	t.answered = time.Since(signalled)
 	for i, n := range sent() {
 		t.away = append(t.away, n-before[i])
 	}
 	if err != nil {
 		return t, fmt.Errorf("after the restart, N4: %w", err)
 	}
-	r.progress("  SIGTERM %.2f s in; the UPF exited after %v, pid %d answered N4 %v after SIGTERM",
-		t.at.Seconds(), t.stopped.Round(time.Millisecond), r.upf.pid(), t.answered.Round(time.Millisecond))
+	r.progress("  %s %.2f s in; the UPF exited after %v, pid %d answered N4 %v after %s",
+		name, t.at.Seconds(), t.stopped.Round(time.Millisecond), r.upf.pid(), t.answered.Round(time.Millisecond), name)
 	return t, nil
+}
+
+// signalName is a signal as the report names it: SIGTERM, SIGKILL.
+func signalName(sig syscall.Signal) string {
+	if sig == syscall.SIGKILL {
+		return "SIGKILL"
+	}
+	return "SIGTERM"
 }
 
 // sentSoFar is the frames each flight has sent; 0 where it cannot tell.

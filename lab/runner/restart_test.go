@@ -1,17 +1,13 @@
 package runner
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/sluice-upf/sluice/internal/config"
-	"github.com/sluice-upf/sluice/internal/testenv"
 	"github.com/sluice-upf/sluice/lab/scenario"
 )
 
@@ -19,7 +15,7 @@ import (
 // the scenario's upfd overrides, in whatever style they are written, and
 // upfd reads them all.
 func TestPinnedConfigKeepsOverrides(t *testing.T) {
-	keys := []setting{{"pin_path", "/sys/fs/bpf/upflab-x"}, {"state_file", "/tmp/upflab-x/state.json"}}
+	keys := []setting{{"pin_path", "/sys/fs/bpf/upflab-x"}, {"state_file", "/tmp/upflab-x/state.journal"}}
 	for _, tc := range []struct {
 		name, overrides string
 		sessions        int
@@ -45,61 +41,55 @@ func TestPinnedConfigKeepsOverrides(t *testing.T) {
 }
 
 // TestPrivilegedRestartLosesNothing runs a small restart scenario against
-// upfd end to end: both directions at a modest rate across a restart, not
-// a frame lost, duplicated or reordered; N4 back with the same Recovery
-// Time Stamp and every session; and no pin left behind.
+// upfd end to end: both directions at a modest rate across a restart
+// (SIGTERM), then across a crash (SIGKILL), not a frame lost, duplicated
+// or reordered; N4 back with the same Recovery Time Stamp and every
+// session; and no pin left behind.
 func TestPrivilegedRestartLosesNothing(t *testing.T) {
-	testenv.RequirePrivileges(t)
-	dir := t.TempDir()
 	lab := fmt.Sprintf("sluicerr%d", os.Getpid()%100000)
-	s, err := scenario.Parse("restart.yaml", fmt.Appendf(nil, `
+	run := runUPFD(t, "restart.yaml", lab, `
 topology: {name: %s}
 reference: false
 sessions: {count: 20}
 steps:
   - {kind: restart, direction: both, size: 64, rate: 10kpps, duration: 2s, at: 500ms}
+  - {kind: crash, direction: both, size: 64, rate: 10kpps, duration: 2s, at: 500ms}
 outputs: {directory: %s, formats: [json]}
-`, lab, dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := Options{Dir: dir, Progress: testWriter{t}, UPFD: filepath.Join(dir, "upfd")}
-	if out, err := exec.Command("go", "build", "-o", o.UPFD, "../../cmd/upfd").CombinedOutput(); err != nil {
-		t.Fatalf("build upfd: %v\n%s", err, out)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	run, err := Run(ctx, s, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := stepOf(t, run, scenario.KindRestart, "")
-	if st.Error != "" {
-		t.Errorf("step failed: %s", st.Error)
-	}
-	x := st.Restart
-	if x == nil {
-		t.Fatal("no restart result")
-	}
-	if len(x.Directions) != 2 {
-		t.Errorf("%d directions measured; want 2", len(x.Directions))
-	}
-	for _, d := range x.Directions {
-		// The generator may fall behind 10 kpps while upfd loads its
-		// programs; what it sent must all arrive, some of it sent while
-		// upfd was away, but for what the lab's veths refused on a
-		// starved host (checkExact).
-		if d.TxPackets < 5_000 || d.SentWhileAway == 0 || d.RxPackets+d.Refused != d.TxPackets || d.Lost != d.Refused || d.Duplicates != 0 || d.Reordered != 0 {
-			t.Errorf("%s: sent %d (%d while upfd was away), received %d, lost %d (the lab's veths refused %d), %d duplicates, %d reordered; want up to 20000 sent, some while away, all received once, in order",
-				d.Direction, d.TxPackets, d.SentWhileAway, d.RxPackets, d.Lost, d.Refused, d.Duplicates, d.Reordered)
-		}
-	}
-	if x.RestartMs <= 0 || x.StopMs <= 0 || x.RestartMs < x.StopMs {
-		t.Errorf("stopped after %.1f ms, N4 back after %.1f ms", x.StopMs, x.RestartMs)
-	}
-	if !x.SameRecovery() || x.Sessions != 20 || x.SessionsAccepted != 20 {
-		t.Errorf("Recovery Time Stamp %v before, %v after; %d of %d sessions accepted a modification; want the same, 20 of 20",
-			x.RecoveryBefore, x.RecoveryAfter, x.SessionsAccepted, x.Sessions)
+`, time.Minute)
+	for _, kind := range []string{scenario.KindRestart, scenario.KindCrash} {
+		t.Run(kind, func(t *testing.T) {
+			st := stepOf(t, run, kind, "")
+			if st.Error != "" {
+				t.Errorf("step failed: %s", st.Error)
+			}
+			x := st.Restart
+			if x == nil {
+				t.Fatal("no restart result")
+			}
+			if len(x.Directions) != 2 {
+				t.Errorf("%d directions measured; want 2", len(x.Directions))
+			}
+			for _, d := range x.Directions {
+				// The generator may fall behind 10 kpps while upfd loads its
+				// programs; what it sent must all arrive, some of it sent while
+				// upfd was away, but for what the lab's veths refused on a
+				// starved host (checkExact).
+				if d.TxPackets < 5_000 || d.SentWhileAway == 0 || d.RxPackets+d.Refused != d.TxPackets || d.Lost != d.Refused || d.Duplicates != 0 || d.Reordered != 0 {
+					t.Errorf("%s: sent %d (%d while upfd was away), received %d, lost %d (the lab's veths refused %d), %d duplicates, %d reordered; want up to 20000 sent, some while away, all received once, in order",
+						d.Direction, d.TxPackets, d.SentWhileAway, d.RxPackets, d.Lost, d.Refused, d.Duplicates, d.Reordered)
+				}
+			}
+			if x.RestartMs <= 0 || x.StopMs <= 0 || x.RestartMs < x.StopMs {
+				t.Errorf("stopped after %.1f ms, N4 back after %.1f ms", x.StopMs, x.RestartMs)
+			}
+			if !x.SameRecovery() || x.Sessions != 20 || x.SessionsAccepted != 20 {
+				t.Errorf("Recovery Time Stamp %v before, %v after; %d of %d sessions accepted a modification; want the same, 20 of 20",
+					x.RecoveryBefore, x.RecoveryAfter, x.SessionsAccepted, x.Sessions)
+			}
+			if want := map[string]string{scenario.KindRestart: "SIGTERM", scenario.KindCrash: "SIGKILL"}[kind]; x.SignalName() != want {
+				t.Errorf("signal %s, want %s", x.SignalName(), want)
+			}
+		})
 	}
 	if _, err := os.Stat(pinDir(lab)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("%s after the run: %v; want it removed", pinDir(lab), err)

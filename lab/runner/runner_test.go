@@ -131,6 +131,29 @@ func checkExact(t *testing.T, run *report.Run) {
 	}
 }
 
+// runUPFD runs a scenario against upfd built from ./cmd/upfd: text, whose
+// first %s is the lab's name and second the output directory, within limit.
+func runUPFD(t *testing.T, name, lab, text string, limit time.Duration) *report.Run {
+	t.Helper()
+	testenv.RequirePrivileges(t)
+	dir := t.TempDir()
+	s, err := scenario.Parse(name, fmt.Appendf(nil, text, lab, dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Options{Dir: dir, Progress: testWriter{t}, UPFD: filepath.Join(dir, "upfd")}
+	if out, err := exec.Command("go", "build", "-o", o.UPFD, "../../cmd/upfd").CombinedOutput(); err != nil {
+		t.Fatalf("build upfd: %v\n%s", err, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	run, err := Run(ctx, s, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
 // stepOf is the run's first step of kind, and of name unless it is "".
 func stepOf(t *testing.T, run *report.Run, kind, name string) report.Step {
 	t.Helper()

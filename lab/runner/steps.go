@@ -21,6 +21,9 @@ var stepKinds = map[string]stepKind{
 	scenario.KindSubscribers: compared{subscribersKind{}},
 	scenario.KindChurn:       churnKind{},
 	scenario.KindRestart:     restartKind{},
+	scenario.KindCrash:       crashKind{},
+	scenario.KindIperf:       iperfKind{},
+	scenario.KindWeb:         webKind{},
 }
 
 // A stepKind runs the steps of one kind.

@@ -70,11 +70,8 @@ func subscriberLoad(dir scenario.Direction, flows []scenario.Flow, n int, d time
 	}
 	for _, f := range flows {
 		share := max(int(math.Round(16*f.PPS/pps)), 1)
-		l.mix = append(l.mix, scenario.Weighted{Bytes: max(f.PacketBytes()-innerHeaders, minPayload), Weight: share})
+		l.mix = append(l.mix, scenario.Weighted{Bytes: max(f.PacketBytes()-innerHeaders, scenario.MinPayload), Weight: share})
 	}
 	l.pps = pps * float64(n)
 	return l
 }
-
-// minPayload holds the generator's stamp.
-const minPayload = 24

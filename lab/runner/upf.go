@@ -100,7 +100,7 @@ func (p *process) pinned(overrides []byte, dir string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.pins, p.state = pinDir(p.lab.Name), filepath.Join(abs, "upfd-state.json")
+	p.pins, p.state = pinDir(p.lab.Name), filepath.Join(abs, "upfd-state.journal")
 	if err := p.removeLeftovers(); err != nil {
 		return nil, err
 	}
@@ -234,6 +234,19 @@ func (p *process) terminate(grace time.Duration) (exit error, err error) {
 	exit = <-p.done
 	p.done <- exit
 	return exit, fmt.Errorf("runner: the UPF did not end within %v of SIGTERM: killed", grace)
+}
+
+// kill ends the UPF's process group with SIGKILL, as a crash would, and
+// waits until the kernel has reaped the UPF; exit is how it ended.
+func (p *process) kill() (exit error) {
+	if p.pid() == 0 {
+		_, exit = p.exited()
+		return exit
+	}
+	syscall.Kill(-p.pid(), syscall.SIGKILL)
+	exit = <-p.done
+	p.done <- exit
+	return exit
 }
 
 // groupAlive says whether a process of the group pgid is still there.

@@ -3,6 +3,8 @@ package scenario
 import (
 	"errors"
 	"net/netip"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/sluice-upf/sluice/lab/topo"
@@ -32,7 +34,7 @@ func TestBadFiles(t *testing.T) {
 		{"alias", "sessions: &s {count: 5}\ntopology: *s\n" + steps, `scenario.yaml:2: topology: aliases are not supported; write the value out in full`},
 		{"merge key", "sessions:\n  <<: {count: 5}\n" + steps, `scenario.yaml:2: sessions.<<: merge keys are not supported; write the keys out in full`},
 		{"key of another step kind", "steps:\n  - kind: throughput\n    sizes: [64]\n", `scenario.yaml:3: steps[0].sizes: a key of ping steps, not here; a throughput step takes kind, name, direction, size, rate, duration, cores or rounds`},
-		{"misspelt step key", "steps:\n  - kind: ping\n    intervall: 1s\n", `scenario.yaml:3: steps[0].intervall: unknown key; did you mean interval? a ping step takes kind, name, sizes, count or interval`},
+		{"misspelt step key", "steps:\n  - kind: ping\n    intervall: 1s\n", `scenario.yaml:3: steps[0].intervall: unknown key; did you mean interval? a ping step takes kind, name, sizes, count, interval or mode`},
 		{"unknown topology key", "topology:\n  n6: true\n" + steps, `scenario.yaml:2: topology.n6: unknown key; did you mean n9? topology takes name, n9 or queues`},
 		{"key with a dot", "\"a.b\": 1\n" + steps, `scenario.yaml:1: "a.b": unknown key; a scenario takes name, topology, upf, reference, sessions, steps or outputs`},
 
@@ -48,15 +50,18 @@ func TestBadFiles(t *testing.T) {
 		{"rate without unit", "steps:\n  - kind: throughput\n    rate: 500\n", `scenario.yaml:3: steps[0].rate: "500" has no unit; want e.g. 500kpps or 500Mbps or "max"`},
 		{"rate of zero", "steps:\n  - kind: throughput\n    rate: 0kpps\n", `scenario.yaml:3: steps[0].rate: "0kpps" is not above 0; want e.g. 1Mpps, 500kpps, 2Gbps or "max"`},
 		{"cbr rate hints flood", "steps:\n  - kind: cbr\n    rate: lots\n", `scenario.yaml:3: steps[0].rate: "lots" is not a rate; want e.g. 1Mpps, 500kpps, 2Gbps or "flood"`},
-		{"size", "steps:\n  - kind: throughput\n    size: jumbo\n", `scenario.yaml:3: steps[0].size: "jumbo" is not a size; want payload bytes from 16 to 1428, e.g. 64 or 1400, or imix`},
-		{"size too big", "steps:\n  - kind: throughput\n    size: 1500\n", `scenario.yaml:3: steps[0].size: 1500 bytes is out of range; want 16 to 1428 (the payload after the tunnel fits a 1500-byte MTU)`},
-		{"size too small", "steps:\n  - kind: ping\n    sizes: [64, 8]\n", `scenario.yaml:3: steps[0].sizes[1]: 8 bytes is out of range; want 16 to 1428 (the payload after the tunnel fits a 1500-byte MTU)`},
+		{"size", "steps:\n  - kind: throughput\n    size: jumbo\n", `scenario.yaml:3: steps[0].size: "jumbo" is not a size; want payload bytes from 24 to 1428, e.g. 64 or 1400, or imix`},
+		{"size too big", "steps:\n  - kind: throughput\n    size: 1500\n", `scenario.yaml:3: steps[0].size: 1500 bytes is out of range; want 24 to 1428 (the generator's stamp takes 24, and 1428 fill a 1500-byte MTU after the tunnel)`},
+		{"size without room for the stamp", "steps:\n  - kind: throughput\n    size: 16\n", `scenario.yaml:3: steps[0].size: 16 bytes is out of range; want 24 to 1428 (the generator's stamp takes 24, and 1428 fill a 1500-byte MTU after the tunnel)`},
+		{"restart size without room for the stamp", "steps:\n  - kind: restart\n    size: 23\n", `scenario.yaml:3: steps[0].size: 23 bytes is out of range; want 24 to 1428 (the generator's stamp takes 24, and 1428 fill a 1500-byte MTU after the tunnel)`},
+		{"cbr size too small", "steps:\n  - kind: cbr\n    sizes: [64, 16]\n", `scenario.yaml:3: steps[0].sizes[1]: 16 bytes is out of range; want 24 to 1428 (the generator's stamp takes 24, and 1428 fill a 1500-byte MTU after the tunnel)`},
+		{"ping size too big", "steps:\n  - kind: ping\n    sizes: [64, 1429]\n", `scenario.yaml:3: steps[0].sizes[1]: 1429 bytes is out of range; want 0 to 1428 (1428 fill a 1500-byte MTU after the tunnel)`},
 		{"sizes empty", "steps:\n  - kind: cbr\n    sizes: []\n", `scenario.yaml:3: steps[0].sizes: empty; want a list such as [64, 1400]`},
 		{"duration without unit", "steps:\n  - kind: throughput\n    duration: 5\n", `scenario.yaml:3: steps[0].duration: "5" has no unit; write it with one, e.g. 5s or 5ms`},
 		{"duration of zero", "steps:\n  - kind: churn\n    duration: 0s\n", `scenario.yaml:3: steps[0].duration: "0s" is not above 0; want a duration such as 2s or 500ms`},
 		{"direction", "steps:\n  - kind: throughput\n    direction: up\n", `scenario.yaml:3: steps[0].direction: "up" is not a direction; want uplink, downlink or both`},
-		{"step kind", "steps:\n  - kind: trhoughput\n", `scenario.yaml:2: steps[0].kind: "trhoughput" is not a step kind; want throughput, ndr, ping, cbr, subscribers, churn or restart`},
-		{"no step kind", "steps:\n  - size: 64\n", `scenario.yaml:2: steps[0]: no kind; add kind: throughput, ndr, ping, cbr, subscribers, churn or restart`},
+		{"step kind", "steps:\n  - kind: trhoughput\n", `scenario.yaml:2: steps[0].kind: "trhoughput" is not a step kind; want throughput, ndr, ping, cbr, subscribers, churn, restart, crash, iperf or web`},
+		{"no step kind", "steps:\n  - size: 64\n", `scenario.yaml:2: steps[0]: no kind; add kind: throughput, ndr, ping, cbr, subscribers, churn, restart, crash, iperf or web`},
 		{"loss tolerance without %", "steps:\n  - kind: ndr\n    loss_tolerance: 0.005\n", `scenario.yaml:3: steps[0].loss_tolerance: "0.005" has no %; write it as a percentage, e.g. 0.005%`},
 		{"loss tolerance of 100%", "steps:\n  - kind: ndr\n    loss_tolerance: 100%\n", `scenario.yaml:3: steps[0].loss_tolerance: "100%" is out of range; want 0% or more, below 100%`},
 		{"resolution flat out", "steps:\n  - kind: ndr\n    resolution: max\n", `scenario.yaml:3: steps[0].resolution: "max" is not a rate; want e.g. 1Mpps, 500kpps, 2Gbps`},
@@ -79,7 +84,7 @@ func TestBadFiles(t *testing.T) {
 		{"size twice", "steps:\n  - kind: ping\n    sizes: [64, 128, 64]\n", `scenario.yaml:3: steps[0].sizes[2]: 64 is listed already as steps[0].sizes[0]; list each once`},
 		{"more subscribers than sessions", "sessions:\n  count: 500\nsteps:\n  - kind: subscribers\n    counts: [100, 1000]\n", `scenario.yaml:5: steps[0].counts[1]: 1000 subscribers are more than the 500 sessions (line 2); each subscriber has one session, so raise sessions.count`},
 		{"subscriber defaults above sessions", "sessions:\n  count: 1000\nsteps:\n  - kind: subscribers\n", `scenario.yaml:4: steps[0].counts[3]: 2000 subscribers are more than the 1000 sessions (line 2); each subscriber has one session, so raise sessions.count`},
-		{"flow of packets too small", "steps:\n  - kind: subscribers\n    counts: [10]\n    uplink:\n      - {protocol: tcp, rate: 10kbps, pps: 100}\n", `scenario.yaml:5: steps[0].uplink[0]: 10kbps at 100 pps makes 13-byte packets; want 56 to 1456 bytes: change rate or pps`},
+		{"flow of packets too small", "steps:\n  - kind: subscribers\n    counts: [10]\n    uplink:\n      - {protocol: tcp, rate: 10kbps, pps: 100}\n", `scenario.yaml:5: steps[0].uplink[0]: 10kbps at 100 pps makes 13-byte packets; want 64 to 1456 bytes: change rate or pps`},
 		{"flow without pps", "steps:\n  - kind: subscribers\n    counts: [10]\n    uplink:\n      - {rate: 1Mbps}\n", `scenario.yaml:5: steps[0].uplink[0]: the flow has no pps; add pps: with its packets per second, e.g. 175`},
 		{"more flows than the sink keeps", "upf: reference\nsessions:\n  count: 300000\n  flows: 4\n" + steps, `scenario.yaml:4: sessions.flows: 300000 sessions × 4 flows are 1200000 flows; the generator and the sink keep 1048576 at the most, so lower sessions.count or sessions.flows`},
 		{"churn above sessions", "sessions: {count: 50}\nsteps:\n  - {kind: churn, per_second: 100}\n", `scenario.yaml:3: steps[0].per_second: 100 is more than the 50 sessions (line 1); churn re-establishes sessions that exist`},
@@ -99,7 +104,7 @@ func TestBadFiles(t *testing.T) {
 		{"upfd config as text", "upf:\n  kind: upfd\n  config: max_sessions=5\n" + steps, `scenario.yaml:3: upf.config: got a single value; want a mapping of upfd.yaml keys, e.g. {max_sessions: 200000}`},
 		{"upfd config key", "upf:\n  kind: upfd\n  config:\n    xdp_mode: fast\n" + steps, `scenario.yaml:4: upf.config.xdp_mode: "fast" is not a mode; want native, generic or auto`},
 		{"upfd config nested key", "upf:\n  config:\n    pfcp:\n      t1: 3\n" + steps, `scenario.yaml:4: upf.config.pfcp.t1: "3" has no unit; write it with one, e.g. 3s or 3ms`},
-		{"upfd config unknown key", "upf:\n  config:\n    max_session: 5\n" + steps, `scenario.yaml:3: upf.config.max_session: unknown key; want node_id, pfcp, gtpu, interfaces, dnns, teid_range, max_sessions, max_pdrs_per_session, gbr_capacity, buffer, xdp_mode, pin_path, state_file, api, metrics or log`},
+		{"upfd config unknown key", "upf:\n  config:\n    max_session: 5\n" + steps, `scenario.yaml:3: upf.config.max_session: unknown key; want node_id, pfcp, gtpu, interfaces, dnns, teid_range, max_sessions, max_pdrs_per_session, gbr_capacity, buffer, xdp_mode, pin_path, state_file, state_fsync, api, metrics or log`},
 		{"upfd config list item", "upf:\n  config:\n    interfaces:\n      - {name: n3, role: n3, address: 198.18.3.2}\n      - {name: n6, role: n5}\n" + steps, `scenario.yaml:5: upf.config.interfaces[1].role: "n5" is not a role; want n3, n6 or n9`},
 		{"upfd config default holds too few sessions", "sessions:\n  count: 200000\n" + steps, `scenario.yaml:2: sessions.count: 200000 sessions are more than upfd's max_sessions, 100000; raise upf.config.max_sessions to 200000`},
 		{"upfd config sets too few sessions", "upf:\n  config: {max_sessions: 10}\n" + steps, `scenario.yaml:2: upf.config.max_sessions: 10 is fewer than the 1000 sessions of sessions.count; raise it to 1000`},
@@ -159,5 +164,30 @@ func narrowPools(t *testing.T, pool, pool6 string) {
 	}
 	if pool6 != "" {
 		topo.UEPoolV6 = netip.MustParsePrefix(pool6)
+	}
+}
+
+// TestDocumentedErrors: the errors docs/lab.md shows are what these
+// files get, word for word.
+func TestDocumentedErrors(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/lab.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{
+		"name: fast\nsessions:\n  count: 10\nsteps:\n  - kind: ping\n  - kind: cbr\n  - kind: throughput\n    name: slow\n    direction: uplink\n    size: 64\n    duration: 1s\n    rate: fast\n",
+		"steps:\n  - kind: throughput\n    sizes: [64]\n",
+		"steps:\n  - kind: throughput\n    direction: uplink\n    size: 16\n",
+		"name: subs\nsessions: {count: 500}\nsteps:\n  - kind: subscribers\n    counts: [100, 1000]\n",
+		"upf:\n  kind: upfd\n  config:\n    xdp_mode: fast\nsteps:\n  - kind: ping\n",
+	} {
+		_, err := Parse("scenario.yaml", []byte(text))
+		if err == nil {
+			t.Errorf("%q: parsed; want an error docs/lab.md shows", text)
+			continue
+		}
+		if !strings.Contains(string(doc), "\n    "+err.Error()+"\n") {
+			t.Errorf("docs/lab.md does not show the error of %q:\n    %s", text, err)
+		}
 	}
 }

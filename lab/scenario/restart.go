@@ -49,7 +49,7 @@ func parseSteadyRate(s string) (Rate, error) {
 	return parseFixedRate(s)
 }
 
-// validate checks that the restart falls within the traffic.
+// validate checks that the restart (or crash) falls within the traffic.
 func (r *Restart) validate(v *validator, path string, _ *Scenario) {
 	if r.At < r.Duration {
 		return

@@ -7,10 +7,11 @@ import (
 	"time"
 )
 
-// restartExample is lab/scenario/restart.yaml, which docs/lab.md shows.
-func restartExample(t *testing.T) string {
+// shipped is the text of a scenario file beside the code, which
+// docs/lab.md may show.
+func shipped(t *testing.T, name string) string {
 	t.Helper()
-	b, err := os.ReadFile("restart.yaml")
+	b, err := os.ReadFile(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -20,7 +21,7 @@ func restartExample(t *testing.T) string {
 // TestRestartScenario pins down what restart.yaml measures: upfd with
 // 1000 sessions, restarted under steady traffic both ways.
 func TestRestartScenario(t *testing.T) {
-	s, err := Parse("restart.yaml", []byte(restartExample(t)))
+	s, err := Parse("restart.yaml", []byte(shipped(t, "restart.yaml")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,5 +100,41 @@ func TestRestartOfOtherUPFs(t *testing.T) {
 	}
 	if Default().Restarts() {
 		t.Error("the default scenario restarts its UPF")
+	}
+}
+
+// A crash step is a restart step by SIGKILL: the same keys, defaults and
+// rules, named and described as a crash.
+func TestCrashStep(t *testing.T) {
+	s := mustParse(t, "steps:\n  - kind: crash\n  - {kind: crash, direction: uplink, size: 64, rate: 1Gbps, duration: 3s, at: 1s}\n")
+	want := Restart{Direction: Both, Size: Size{Bytes: 1400}, Rate: Rate{PPS: 100_000}, Duration: 6 * time.Second, At: 2 * time.Second}
+	if got := s.Steps[0].Settings.(*Crash).Restart; got != want {
+		t.Errorf("defaults %+v; want %+v", got, want)
+	}
+	for i, want := range []struct{ name, setup string }{
+		{"crash both 1400 B 100kpps", "both at once, 1400 B, 100kpps each way for 6s, SIGKILL at 2s"},
+		{"crash uplink 64 B 1Gbps", "uplink, 64 B, 1Gbps each way for 3s, SIGKILL at 1s"},
+	} {
+		if st := s.Steps[i]; st.Name != want.name || st.Setup() != want.setup {
+			t.Errorf("steps[%d]: name %q, setup %q; want %q, %q", i, st.Name, st.Setup(), want.name, want.setup)
+		}
+	}
+	if !s.Restarts() {
+		t.Error("a crash step does not pin upfd")
+	}
+	_, err := Parse("scenario.yaml", []byte("steps:\n  - kind: crash\n    duration: 2s\n    at: 2s\n"))
+	if want := `scenario.yaml:4: steps[0].at: 2s is not before the end of the traffic, duration: 2s (line 3); restart within it, e.g. at: 667ms`; err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
+	}
+	b, err := os.ReadFile("crash.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Parse("crash.yaml", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.UPF.Kind != UPFBuiltIn || c.Sessions.Count != 1000 || !c.Restarts() || len(c.Steps) != 2 || c.Steps[0].Kind != KindCrash {
+		t.Errorf("crash.yaml: %s with %d sessions, steps %+v; want upfd, 1000, two crash steps", c.UPF.Kind, c.Sessions.Count, c.Steps)
 	}
 }

@@ -106,7 +106,8 @@ var keys = []string{
 	"steps[].sizes", "steps[].count", "steps[].interval",
 	"steps[].counts", "steps[].uplink", "steps[].downlink",
 	"steps[].uplink[].protocol", "steps[].uplink[].rate", "steps[].uplink[].pps",
-	"steps[].per_second", "steps[].at",
+	"steps[].per_second", "steps[].at", "steps[].mode",
+	"steps[].ues", "steps[].streams", "steps[].protocols", "steps[].udp_rate", "steps[].mbr", "steps[].ceiling",
 	"outputs", "outputs.directory", "outputs.formats",
 }
 
@@ -135,7 +136,7 @@ func TestParseExample(t *testing.T) {
 				Direction: Uplink, Size: Size{Bytes: 1400}, Rate: Rate{Max: true}, Duration: 10 * time.Second, Cores: OneCore, Rounds: 20}},
 			{Kind: KindNDR, Name: "pdr 64 B", Settings: &NDR{Direction: Both, Size: Size{Bytes: 64}, LossTolerance: 0.5,
 				Resolution: Rate{PPS: 5000}, MaxIterations: 12, Trial: 2 * time.Second, MaxRate: Rate{PPS: 3e6}, Confirm: 3}},
-			{Kind: KindPing, Name: "ping 16-1400 B", Settings: &Ping{Sizes: []int{16, 64, 256, 512, 1024, 1400}, Count: 1000}},
+			{Kind: KindPing, Name: "ping 16-1400 B", Settings: &Ping{Sizes: []int{16, 64, 256, 512, 1024, 1400}, Count: 1000, Mode: PingProbe}},
 			{Kind: KindCBR, Name: "cbr 64-1400 B max", Settings: &CBR{Sizes: []int{64, 256, 512, 1024, 1400},
 				Rate: Rate{Max: true}, Duration: 2 * time.Second}},
 			{Kind: KindSubscribers, Name: "subscribers 100-2000", Settings: &Subscribers{
@@ -159,7 +160,7 @@ func TestParseExample(t *testing.T) {
 // added to the package must be added to one of them.
 func TestExamplesSetEveryKey(t *testing.T) {
 	var lines []map[string]int
-	for _, text := range []string{example, upfdExample, restartExample(t)} {
+	for _, text := range []string{example, upfdExample, shipped(t, "restart.yaml"), shipped(t, "iperf3.yaml"), shipped(t, "web.yaml")} {
 		lines = append(lines, mustParse(t, text).src.lines)
 	}
 	for _, key := range keys {
@@ -198,7 +199,8 @@ func TestDocumented(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, text := range map[string]string{"example": example, "upfdExample": upfdExample, "default.yaml": string(defaultYAML),
-		"restart.yaml": restartExample(t)} {
+		"restart.yaml": shipped(t, "restart.yaml"), "command.yaml": shipped(t, "command.yaml"), "iperf3.yaml": shipped(t, "iperf3.yaml"),
+		"web.yaml": shipped(t, "web.yaml")} {
 		if !strings.Contains(string(doc), "```yaml\n"+text+"```\n") {
 			t.Errorf("docs/lab.md does not show %s as it is; copy it over", name)
 		}
@@ -356,8 +358,8 @@ func TestValidateScenarioBuiltInCode(t *testing.T) {
 	if err := s.Validate(); err == nil || err.Error() != `steps[4]: a "cbr" step with the settings of another kind (*scenario.Ping); set Settings to a *scenario.CBR` {
 		t.Errorf("got %v", err)
 	}
-	s.Steps[4] = Step{Kind: "iperf", Name: "x", Settings: &Ping{}}
-	if err := s.Validate(); err == nil || !strings.HasPrefix(err.Error(), `steps[4]: no step kind "iperf"; use one of throughput, ndr,`) {
+	s.Steps[4] = Step{Kind: "trex", Name: "x", Settings: &Ping{}}
+	if err := s.Validate(); err == nil || !strings.HasPrefix(err.Error(), `steps[4]: no step kind "trex"; use one of throughput, ndr,`) {
 		t.Errorf("got %v", err)
 	}
 	s = Default()

@@ -23,6 +23,9 @@ var kinds = []struct {
 	{KindSubscribers, defaultSubscribers},
 	{KindChurn, defaultChurn},
 	{KindRestart, defaultRestart},
+	{KindCrash, defaultCrash},
+	{KindIperf, defaultIperf},
+	{KindWeb, defaultWeb},
 }
 
 // Kinds lists the step kinds in the order the docs give them.

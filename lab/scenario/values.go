@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluice-upf/sluice/internal/yamlfile"
+	"github.com/sluice-upf/sluice/lab/tgen"
 )
 
 // The parsers below turn one value of the file into its Go form. Their
@@ -17,9 +18,9 @@ import (
 // Payload sizes are of the inner UDP (or ICMP) payload, as in the published
 // UPF measurements ("the UDP payload size is set to 1400 bytes").
 const (
-	// MinPayload leaves room for the sequence number and timestamp that the
-	// generator and the probes write into every packet.
-	MinPayload = 16
+	// MinPayload holds the stamp the generator writes into every packet it
+	// sends: flow, sequence number and send time.
+	MinPayload = tgen.StampLen
 	// MaxPayload fills the lab's 1500-byte MTU on N3 after the uplink
 	// encapsulation (outer IPv4, UDP, GTP-U with a PDU Session Container:
 	// 44 bytes) and the inner IPv4 and UDP headers (28 bytes).
@@ -80,15 +81,27 @@ func parseSize(s string) (Size, error) {
 	return Size{Bytes: n}, err
 }
 
-// parsePayload reads one payload size in bytes.
+// parsePayload reads one payload size the generator sends: room for its
+// stamp, and no more than fits the MTU after the tunnel.
 func parsePayload(s string) (int, error) {
+	return payloadIn(s, MinPayload, fmt.Sprintf("the generator's stamp takes %d, and %d fill a 1500-byte MTU after the tunnel", MinPayload, MaxPayload))
+}
+
+// parsePingPayload reads one ICMP payload size of the ping probe, which
+// stamps nothing into its requests.
+func parsePingPayload(s string) (int, error) {
+	return payloadIn(s, 0, fmt.Sprintf("%d fill a 1500-byte MTU after the tunnel", MaxPayload))
+}
+
+// payloadIn reads a payload size from least to MaxPayload bytes; why says
+// where the bounds come from.
+func payloadIn(s string, least int, why string) (int, error) {
 	n, err := strconv.Atoi(s)
 	switch {
 	case err != nil && !errors.Is(err, strconv.ErrRange):
-		return 0, fmt.Errorf("%s is not a size; want payload bytes from %d to %d, e.g. 64 or 1400", yamlfile.Quote(s), MinPayload, MaxPayload)
-	case err != nil || n < MinPayload || n > MaxPayload:
-		return 0, fmt.Errorf("%s bytes is out of range; want %d to %d (the payload after the tunnel fits a 1500-byte MTU)",
-			s, MinPayload, MaxPayload)
+		return 0, fmt.Errorf("%s is not a size; want payload bytes from %d to %d, e.g. 64 or 1400", yamlfile.Quote(s), least, MaxPayload)
+	case err != nil || n < least || n > MaxPayload:
+		return 0, fmt.Errorf("%s bytes is out of range; want %d to %d (%s)", s, least, MaxPayload, why)
 	}
 	return n, nil
 }
@@ -281,16 +294,6 @@ func parsePPS(s string) (float64, error) {
 		return 0, fmt.Errorf("%s is not a packet rate; want packets per second above 0, e.g. 175", yamlfile.Quote(s))
 	}
 	return v, nil
-}
-
-func parseBool(s string) (bool, error) {
-	switch s {
-	case "true":
-		return true, nil
-	case "false":
-		return false, nil
-	}
-	return false, fmt.Errorf("%s is not true or false", yamlfile.Quote(s))
 }
 
 // oneOf returns a parser that takes one of words, as written.

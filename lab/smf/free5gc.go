@@ -70,6 +70,8 @@ func (p free5gc) downlinkPDR(wrap func(...*ie.IE) *ie.IE, s *Session) *ie.IE {
 		ie.NewQERID(f5gcFlowQER), ie.NewQERID(f5gcAMBRQER))
 }
 
+func (free5gc) rateQER() uint32 { return f5gcAMBRQER }
+
 func (free5gc) uplinkPDR() uint16 { return f5gcUplinkPDR }
 
 func (free5gc) activates() bool { return true }

@@ -93,6 +93,8 @@ func (p open5gs) establishment(s *Session) []*ie.IE {
 	}
 }
 
+func (open5gs) rateQER() uint32 { return o5gsQER }
+
 func (open5gs) uplinkPDR() uint16 { return o5gsUplinkPDR }
 
 func (open5gs) activates() bool { return true }

@@ -50,6 +50,8 @@ func (p plain) establishment(s *Session) []*ie.IE {
 	}
 }
 
+func (plain) rateQER() uint32 { return plainQER }
+
 func (plain) uplinkPDR() uint16 { return plainUplinkPDR }
 
 func (plain) activates() bool { return false }

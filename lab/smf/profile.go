@@ -45,6 +45,8 @@ type flow interface {
 	activation(s *Session) []*ie.IE
 	// pathSwitch is the modification of a handover of s to the gNB at to.
 	pathSwitch(s *Session, to netip.Addr) []*ie.IE
+	// rateQER is the QER that holds the session's MBR (its AMBR's).
+	rateQER() uint32
 }
 
 func newFlow(cfg *Config) (flow, error) {
@@ -110,6 +112,15 @@ func mbr(cfg *Config, def *Bitrate) []*ie.IE {
 		return nil
 	}
 	return []*ie.IE{ie.NewMBR(r.UplinkKbps, r.DownlinkKbps)}
+}
+
+// updateMBR is the Update QER that sets the MBR of QER id to r; nil or
+// zero rates police nothing (TS 29.244 §8.2.8: 0 is no limit for upfd).
+func updateMBR(id uint32, r *Bitrate) *ie.IE {
+	if r == nil {
+		r = &Bitrate{}
+	}
+	return ie.NewUpdateQER(ie.NewQERID(id), ie.NewMBR(r.UplinkKbps, r.DownlinkKbps))
 }
 
 // createQER is a QER with both gates open, the rate IEs given (none: no

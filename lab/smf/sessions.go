@@ -81,6 +81,22 @@ func (c *Client) SwitchPath(ctx context.Context, to netip.Addr) (Phase, error) {
 	return c.run(ctx, "switch to "+to.String(), c.live(), c.pathSwitch(to))
 }
 
+// SetMBR sets the MBR of the first n sessions (in the order of Sessions)
+// to r, in the QER that holds the profile's session AMBR, as an SMF does
+// when the AMBR changes; nil takes it away (no limit), whatever the
+// profile had.
+func (c *Client) SetMBR(ctx context.Context, n int, r *Bitrate) (Phase, error) {
+	c.turn.Lock()
+	defer c.turn.Unlock()
+	live := c.live()
+	if n < 0 || n > len(live) {
+		return Phase{}, fmt.Errorf("smf: an MBR for %d sessions of %d", n, len(live))
+	}
+	return c.run(ctx, "set the MBR", live[:n], func(s *Session) *op {
+		return &op{sess: s, msg: modification(s, []*ie.IE{updateMBR(c.flow.rateQER(), r)})}
+	})
+}
+
 // Delete deletes every session.
 func (c *Client) Delete(ctx context.Context) (Phase, error) {
 	c.turn.Lock()

@@ -107,6 +107,15 @@ func TestPrivilegedProfiles(t *testing.T) {
 				}
 				checkSessions(t, c.Sessions(), n, to)
 			}
+			// An MBR on half of them, and taken away again: the profile's
+			// QER takes it in each.
+			for _, r := range []*Bitrate{{UplinkKbps: 10_000, DownlinkKbps: 20_000}, nil} {
+				ph, err := c.SetMBR(ctx, n/2, r)
+				logPhases(t, ph)
+				if err != nil || ph.Accepted != n/2 {
+					t.Fatalf("MBR %v: %d accepted, %v\n%s", r, ph.Accepted, err, log())
+				}
+			}
 			ph, err := c.Delete(ctx)
 			logPhases(t, ph)
 			if err != nil {

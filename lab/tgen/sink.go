@@ -25,6 +25,10 @@ const (
 	Wire
 )
 
+// SinkProgram is the name of the sink's XDP program, as the kernel lists
+// the programs attached to a device: how the generator sees a sink there.
+const SinkProgram = "xdp_sink"
+
 // Sink checks and counts what arrives on a device.
 type Sink struct {
 	spec Spec

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cilium/ebpf"
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
@@ -31,6 +32,17 @@ func stats(t *testing.T, k *Sink, sent []uint64) Stats {
 		t.Fatal(err)
 	}
 	return st
+}
+
+// The kernel lists the sink by the name SinkProgram says.
+func TestSinkProgramName(t *testing.T) {
+	spec, err := loadSink()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := spec.Programs[SinkProgram]; p == nil || p.Type != ebpf.XDP {
+		t.Errorf("the sink has no XDP program %s: %v", SinkProgram, spec.Programs)
+	}
 }
 
 // What the sink makes of one frame after a UPF: counted for its flow,

@@ -104,8 +104,9 @@ const (
 	mixSlots = 16
 )
 
-// stampLen is struct stamp's: magic, flow, sequence number, send time.
-const stampLen = 24
+// StampLen is struct stamp's: magic, flow, sequence number, send time.
+// Every frame sent carries one, so no payload is shorter.
+const StampLen = 24
 
 // FlowCount is the number of flows: sessions times flows per session.
 func (s Spec) FlowCount() int { return len(s.Sessions) * s.flows() }
@@ -145,7 +146,7 @@ func (s Spec) sizes() ([]int, []uint8) {
 }
 
 func (s Spec) minSize() int {
-	return ipHeaderLen(s.Sessions[0].UE) + pkt.UDPLen + stampLen
+	return ipHeaderLen(s.Sessions[0].UE) + pkt.UDPLen + StampLen
 }
 
 func ipHeaderLen(a netip.Addr) int {

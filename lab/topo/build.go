@@ -106,6 +106,7 @@ func (l Lab) buildCommands() [][]string {
 		for _, e := range []end{v.far, v.upf} {
 			cmds = append(cmds, addrCommands(e, v.dev)...)
 			add("-n", e.ns, "link", "set", v.dev, "up")
+			add(groCommand(e.ns, v.dev)...)
 		}
 	}
 	cmds = append(cmds, addrCommands(l.dnHosts(), "lo")...)
@@ -146,4 +147,12 @@ func onLink(addrs ...netip.Addr) []netip.Prefix {
 		p[i] = netip.PrefixFrom(a, bits)
 	}
 	return p
+}
+
+// groCommand turns GRO on for dev in ns. A veth end with GRO on has NAPI,
+// without which it drops the frames that XDP on its peer redirects or
+// transmits into it: a UPF's XDP toward the gNB and the DN when nothing
+// there has an XDP program, or the generator's toward a UPF that has none.
+func groCommand(ns, dev string) []string {
+	return []string{"netns", "exec", ns, "ethtool", "-K", dev, "gro", "on"}
 }

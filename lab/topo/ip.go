@@ -26,6 +26,8 @@ func ip(args ...string) ([]byte, error) {
 		hint = " (install iproute2)"
 	case strings.Contains(said, "Operation not permitted"), strings.Contains(said, "Permission denied"):
 		hint = " (the lab needs root)"
+	case strings.Contains(said, `exec of "ethtool" failed`):
+		hint = " (install ethtool)"
 	}
 	return nil, fmt.Errorf("ip %s: %v: %s%s", strings.Join(args, " "), err, said, hint)
 }

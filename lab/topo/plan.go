@@ -13,6 +13,9 @@
 // to the UPF with one route each. IPv6 runs beside IPv4 on N3 and N6
 // (2001:2:0:3::/64, 2001:2:0:6::/64, DN 2001:2:0:7::/64). Every MAC is fixed
 // and every neighbour static, so that what a generator sends is predictable.
+// Every veth end has GRO on, so that it takes the frames XDP on its peer
+// sends into it whether or not it has an XDP program of its own: any UPF's
+// XDP can forward to the gNB and the DN, and the generator to any UPF.
 //
 // Up builds a lab (and repairs a half-made one), Down removes it, Show
 // lists its devices, with the XDP programs on them. A Lab runs functions
@@ -79,12 +82,14 @@ const (
 	DevN9 = "n9"
 )
 
-// Names of the namespaces of a lab called name.
-type Names struct{ SMF, GNB, UPF, DN, UPF2 string }
+// Names of the namespaces of a lab called name. UE is lab/gnb's, which
+// the topology does not build, named here so that Down removes it too.
+type Names struct{ SMF, GNB, UPF, DN, UPF2, UE string }
 
 // NamesOf gives the namespaces of the lab called name.
 func NamesOf(name string) Names {
-	return Names{SMF: name + "-smf", GNB: name + "-gnb", UPF: name + "-upf", DN: name + "-dn", UPF2: name + "-upf2"}
+	return Names{SMF: name + "-smf", GNB: name + "-gnb", UPF: name + "-upf", DN: name + "-dn", UPF2: name + "-upf2",
+		UE: name + "-ue"}
 }
 
 // all are the namespaces in the order they are built, UPF2 if it is set.

@@ -17,9 +17,11 @@ type Device struct {
 	Addrs     []netip.Prefix // global ones: no link-local or loopback addresses
 	Peer      string         // "namespace/device" of a veth's other end in the lab, or ""
 	// XDP names the programs attached ("xdp_ref#42 native"), nil for none.
-	// A veth drops the frames an XDP program redirects into it unless its
-	// peer has an XDP program attached too: look at the peer's.
 	XDP []string
+	// GRO is on: a veth drops the frames an XDP program on its peer
+	// redirects into it unless it has GRO on or an XDP program of its own.
+	// The lab's veths all have GRO on.
+	GRO bool
 }
 
 // Show lists the devices of the lab called name, namespace by namespace,
@@ -41,9 +43,16 @@ func Show(name string) ([]Device, error) {
 		}
 		for _, k := range s.links {
 			links = append(links, nsLink{ns, k})
-			if d := deviceOf(ns, k); k.Name != "lo" || len(d.Addrs) > 0 {
-				devs = append(devs, d)
+			d := deviceOf(ns, k)
+			if k.Name == "lo" && len(d.Addrs) == 0 {
+				continue
 			}
+			if k.Name != "lo" {
+				if d.GRO, err = groOn(ns, k.Name); err != nil {
+					return nil, err
+				}
+			}
+			devs = append(devs, d)
 		}
 	}
 	if links == nil {

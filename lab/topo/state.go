@@ -136,6 +136,9 @@ func (l Lab) deviations() ([]string, error) {
 			off = append(off, ns+": lo is down")
 		}
 	}
+	// GRO, which topo up turns on, is not looked at: a user of the lab may
+	// turn it off for a while (to give a stack its packets one by one), and
+	// the lab is no less complete for it.
 	for _, v := range l.veths() {
 		off = append(off, vethDeviations(v, l.Queues, states)...)
 	}
@@ -201,6 +204,20 @@ func endDeviations(e end, dev string, states map[string]nsState) []string {
 		}
 	}
 	return off
+}
+
+// groOn says whether dev in ns has GRO on, as ethtool -k shows it.
+func groOn(ns, dev string) (bool, error) {
+	out, err := ip("netns", "exec", ns, "ethtool", "-k", dev)
+	if err != nil {
+		return false, fmt.Errorf("topo: read the features of %s/%s: %w", ns, dev, err)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if v, ok := strings.CutPrefix(line, "generic-receive-offload: "); ok {
+			return strings.HasPrefix(v, "on"), nil
+		}
+	}
+	return false, fmt.Errorf("topo: ethtool -k %s in %s does not say whether GRO is on", dev, ns)
 }
 
 func (n neighbour) matches(e ipNeigh) bool {

@@ -69,16 +69,19 @@ func Up(o Options) (Lab, error) {
 	return l, nil
 }
 
-// Down removes every namespace of the lab called name, and with them
-// their devices, addresses and routes; a lab half made or half removed
-// included. There being nothing to remove is no error. Processes left
+// Down removes every namespace of the lab called name, lab/gnb's UE
+// namespace too, and with them their devices, addresses and routes; a lab
+// half made or half removed included. There being nothing to remove is no error. Processes left
 // running inside a namespace keep it alive, unnamed, until they exit.
 func Down(name string) error {
 	if name == "" {
 		name = DefaultName
 	}
 	var errs []error
-	for _, ns := range NamesOf(name).all() {
+	// The UE namespace first: a run killed outright leaves it, and with
+	// it a veth whose peer is in the gNB's namespace.
+	n := NamesOf(name)
+	for _, ns := range append([]string{n.UE}, n.all()...) {
 		if !exists(ns) {
 			continue
 		}
@@ -119,6 +122,22 @@ func (l Lab) Do(ns string, fn func() error) error {
 		return fmt.Errorf("topo: %q is not a namespace of lab %s", ns, l.Name)
 	}
 	return netns.Do(ns, fn)
+}
+
+// XDP names the XDP programs attached to dev in ns, one of the lab's
+// namespaces, as Show does ("xdp_sink#42 native").
+func (l Lab) XDP(ns, dev string) ([]string, error) {
+	if !slices.Contains(l.all(), ns) {
+		return nil, fmt.Errorf("topo: %q is not a namespace of lab %s", ns, l.Name)
+	}
+	var links []ipLink
+	if err := ipJSON(&links, "-n", ns, "-d", "link", "show", "dev", dev); err != nil {
+		return nil, fmt.Errorf("topo: %w", err)
+	}
+	if len(links) != 1 {
+		return nil, fmt.Errorf("topo: no device %s in %s", dev, ns)
+	}
+	return links[0].XDP.programs(), nil
 }
 
 // Command prepares a program to run inside ns, one of the lab's

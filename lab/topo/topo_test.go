@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
 	"golang.org/x/sys/unix"
 
 	"github.com/sluice-upf/sluice/internal/testenv"
@@ -153,6 +155,10 @@ func TestPrivilegedUpDownLeavesNothingBehind(t *testing.T) {
 		t.Errorf("namespaces %v, want smf, gnb, upf, dn, upf2", got)
 	}
 	unchanged(t, root, "with the lab up")
+	// What lab/gnb leaves when its run is killed outright: the UE
+	// namespace, with a veth into the gNB's.
+	testenv.Sh(t, "ip", "netns", "add", l.UE)
+	testenv.Sh(t, "ip", "-n", l.GNB, "link", "add", "gnbue", "type", "veth", "peer", "name", "ue0", "netns", l.UE)
 	if err := Down(l.Name); err != nil {
 		t.Fatal(err)
 	}
@@ -272,8 +278,8 @@ func TestPrivilegedLabAsPlanned(t *testing.T) {
 	for _, d := range devs {
 		addrs := fmt.Sprint(d.Addrs)
 		got = append(got, dev{strings.TrimPrefix(d.Namespace, l.Name), d.Name, d.MAC.String(), addrs, strings.TrimPrefix(d.Peer, l.Name)})
-		if !d.Up || d.XDP != nil || d.Queues != 1 {
-			t.Errorf("%s/%s: up %v, XDP %v, %d queues; want up, none, 1", d.Namespace, d.Name, d.Up, d.XDP, d.Queues)
+		if !d.Up || d.XDP != nil || d.Queues != 1 || d.GRO != (d.Name != "lo") {
+			t.Errorf("%s/%s: up %v, XDP %v, %d queues, GRO %v; want up, none, 1, GRO on a veth", d.Namespace, d.Name, d.Up, d.XDP, d.Queues, d.GRO)
 		}
 	}
 	want := []dev{
@@ -416,6 +422,81 @@ func udpExchange(l Lab, from, to string, addr netip.Addr) error {
 		return fmt.Errorf("receive: %q, %v", buf[:n], err)
 	}
 	return nil
+}
+
+// A frame that XDP in the UPF's namespace redirects into a far end with
+// no XDP program arrives there: topo up turns GRO on, which gives the
+// veth the NAPI that XDP would. With GRO off, the same frames are lost.
+func TestPrivilegedFarEndsTakeRedirectedFrames(t *testing.T) {
+	l := up(t, Options{})
+	redirectN3ToN6(t, l)
+	const frames = 20
+	for _, gro := range []string{"on", "off"} {
+		testenv.Sh(t, "ip", "netns", "exec", l.DN, "ethtool", "-K", DevN6, "gro", gro)
+		before := xdpXmit(t, l, l.UPF, DevN6)
+		err := l.Do(l.GNB, func() error {
+			c, err := net.Dial("udp", netip.AddrPortFrom(UPFN3, 9).String())
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			for range frames {
+				if _, err := c.Write([]byte("sluice")); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond) // the softirq that carries them
+		// The gNB's kernel may send a frame of its own meanwhile.
+		got := xdpXmit(t, l, l.UPF, DevN6) - before
+		if gro == "on" && got < frames || gro == "off" && got != 0 {
+			t.Errorf("GRO %s on the DN's n6: %d of %d redirected frames arrived", gro, got, frames)
+		}
+	}
+}
+
+// redirectN3ToN6 puts an XDP program on the UPF's n3 that redirects
+// every frame out of its n6, until the test ends.
+func redirectN3ToN6(t *testing.T, l Lab) {
+	t.Helper()
+	var n6 *net.Interface
+	err := l.Do(l.UPF, func() (err error) {
+		n6, err = net.InterfaceByName(DevN6)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.AttachXDP(t, l.UPF, DevN3, &ebpf.ProgramSpec{Name: "test_redirect", Type: ebpf.XDP, License: "GPL",
+		Instructions: asm.Instructions{
+			asm.Mov.Imm(asm.R1, int32(n6.Index)), asm.Mov.Imm(asm.R2, 0), asm.FnRedirect.Call(), asm.Return(),
+		}})
+}
+
+// xdpXmit is how many frames XDP has sent out of dev in ns into its peer,
+// which took them: the veth's xdp_xmit counters, every queue's.
+func xdpXmit(t *testing.T, l Lab, ns, dev string) int {
+	t.Helper()
+	out, err := l.Command(ns, "ethtool", "-S", dev).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range strings.Split(string(out), "\n") {
+		name, v, _ := strings.Cut(strings.TrimSpace(line), ": ")
+		if strings.HasPrefix(name, "tx_queue_") && strings.HasSuffix(name, "_xdp_xmit") {
+			k, err := strconv.Atoi(v)
+			if err != nil {
+				t.Fatalf("ethtool -S %s: %q", dev, line)
+			}
+			n += k
+		}
+	}
+	return n
 }
 
 func TestPrivilegedDoAndCommandStayInTheLab(t *testing.T) {

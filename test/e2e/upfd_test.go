@@ -94,11 +94,22 @@ func (s *smf) read(done chan<- struct{}) {
 // until the answer with its sequence number comes, for at most 10 s.
 func (s *smf) ask(m message.Message) message.Message {
 	s.t.Helper()
+	r := s.tryAsk(m, 10*time.Second, func() bool { return false })
+	if r == nil {
+		s.t.Fatalf("upfd did not answer %s", m.MessageTypeName())
+	}
+	return r
+}
+
+// tryAsk is ask for at most wait, or until gone says the UPF has gone:
+// nil then.
+func (s *smf) tryAsk(m message.Message, wait time.Duration, gone func() bool) message.Message {
+	s.t.Helper()
 	b := make([]byte, m.MarshalLen())
 	if err := m.MarshalTo(b); err != nil {
 		s.t.Fatal(err)
 	}
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+	for deadline := time.Now().Add(wait); time.Now().Before(deadline) && !gone(); {
 		s.conn.WriteToUDP(b, s.upf)
 		timeout := time.After(500 * time.Millisecond)
 	wait:
@@ -113,7 +124,6 @@ func (s *smf) ask(m message.Message) message.Message {
 			}
 		}
 	}
-	s.t.Fatalf("upfd did not answer %s", m.MessageTypeName())
 	return nil
 }
 

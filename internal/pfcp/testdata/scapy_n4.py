@@ -12,9 +12,10 @@ what scapy read of the response; the Go test holds the expectations. Exit
 status 1 means the dialog itself broke (no answer, an answer scapy cannot
 take apart); the message is on stderr.
 
-Written against scapy 2.6.1 (pinned in scripts/deps.sh). Its PFCP layer
-follows TS 29.244 V15.6.0; what the UPF and Open5GS use from later releases
-is patched in below, each patch saying why.
+Written against scapy 2.6.1, which scripts/deps.sh installs in the
+repository's .venv. Its PFCP layer follows TS 29.244 V15.6.0; what the UPF
+and Open5GS use from later releases is patched in below, each patch saying
+why.
 """
 
 import json

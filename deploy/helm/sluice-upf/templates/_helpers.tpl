@@ -163,7 +163,7 @@ variables (POD_IP is known only in the pod) are left to the Deployment.
 {{- end }}
 {{- if .Values.pinning.enabled }}
 {{- $_ := set $cfg "pin_path" (include "sluice-upf.pinPath" .) }}
-{{- $_ := set $cfg "state_file" "/var/lib/upfd/state.json" }}
+{{- $_ := set $cfg "state_file" "/var/lib/upfd/state.journal" }}
 {{- end }}
 {{- toYaml $cfg }}
 {{- end }}

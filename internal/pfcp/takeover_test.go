@@ -28,13 +28,21 @@ import (
 // with the maps unless the process before stopped cleanly.
 func startKept(t *testing.T, d *datapath.Datapath, path string) (*Server, Takeover, func()) {
 	t.Helper()
-	store, compiler := testRules(d)
 	cfg := Config{NodeID: "198.18.4.2", Listen: netip.MustParseAddrPort("127.0.0.1:0"), Recovery: time.Unix(1_700_000_000, 0)}
-	srv, err := New(cfg, store, compiler, d, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	// As saved: no monotonic reading.
+	return startKeptWith(t, d, d, cfg, func() time.Time { return time.Now().UTC().Round(0) }, path)
+}
+
+// startKeptWith is startKept with the server's configuration, the
+// datapath its meters read, and its clock.
+func startKeptWith(t *testing.T, d *datapath.Datapath, dp Datapath, cfg Config, now func() time.Time, path string) (*Server, Takeover, func()) {
+	t.Helper()
+	store, compiler := testRules(d)
+	srv, err := New(cfg, store, compiler, dp, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv.now = func() time.Time { return time.Now().UTC().Round(0) } // as saved: no monotonic reading
+	srv.now = now
 	j, st, err := OpenState(path)
 	if err != nil {
 		t.Fatal(err)

@@ -60,7 +60,7 @@ func (r *Run) AddIperf(h Header, results ...Iperf) {
 
 // The footnotes of the iperf table.
 const (
-	iperfGoodputNote = "What the receivers counted, all UEs together (iperf3's receiver figures), and below it each UE's: min / median / max."
+	iperfGoodputNote = "What the receivers counted, all UEs together (iperf3's receiver figures), and each UE's: min / median / max."
 	iperfLossNote    = "TCP: the senders' retransmitted segments. UDP: datagrams lost, in % of those sent."
 	ceilingNote      = "The same UEs, servers and load joined straight to the DN (lab/gnb's direct link), without tunnel, gNB or UPF, measured in the same run; x ceiling is the goodput over it."
 )

@@ -47,8 +47,8 @@ func WriteText(w io.Writer, run *Run) error {
 
 // writeText writes the table for a terminal, indented: columns aligned,
 // the first t.left to the left and the rest, figures, to the right; a
-// header's <br> starts a second header line, a cell's is a space; notes
-// below, one a line.
+// header's <br> starts a second header line, and what follows a cell's
+// stands in brackets after it; notes below, one a line.
 func (t *table) writeText(b *strings.Builder, notes ...string) {
 	lines := 1
 	for _, h := range t.header {
@@ -67,7 +67,7 @@ func (t *table) writeText(b *strings.Builder, notes ...string) {
 	rows := make([][]string, len(t.rows))
 	for i, r := range t.rows {
 		for _, v := range r {
-			rows[i] = append(rows[i], strings.ReplaceAll(v, "<br>", " "))
+			rows[i] = append(rows[i], oneLine(v))
 		}
 	}
 	width := make([]int, len(t.header))
@@ -99,4 +99,14 @@ func (t *table) writeText(b *strings.Builder, notes ...string) {
 	for _, n := range notes {
 		b.WriteString("  " + n + "\n")
 	}
+}
+
+// oneLine writes a cell of two lines on one: "3000.0<br>1000.0 / 2000.0"
+// is "3000.0 (1000.0 / 2000.0)".
+func oneLine(cell string) string {
+	first, rest, ok := strings.Cut(cell, "<br>")
+	if !ok {
+		return cell
+	}
+	return first + " (" + strings.ReplaceAll(rest, "<br>", ", ") + ")"
 }

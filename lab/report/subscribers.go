@@ -134,33 +134,40 @@ func (subscribersKind) compare(b *strings.Builder, rows []compared, ratio string
 }
 
 // plots stack throughput over loss, against the subscriber count, with the
-// reference forwarder's throughput where it was measured (seed 003's
-// figures).
+// reference forwarder's dashed where it was measured (seed 003's figures).
 func (subscribersKind) plots(s Step, file func(string) string) []Plot {
-	var up, down, refUp, refDown, upLoss, downLoss []point
+	var up, down, refUp, refDown loadPoints
 	for _, l := range s.Subscribers {
 		x := float64(l.Subscribers)
-		up, down = append(up, point{x, l.Uplink.RxGbps}), append(down, point{x, l.Downlink.RxGbps})
-		upLoss, downLoss = append(upLoss, point{x, l.Uplink.LossPct}), append(downLoss, point{x, l.Downlink.LossPct})
-		if r := l.Uplink.Reference; r != nil {
-			refUp = append(refUp, point{x, r.RxGbps})
-		}
-		if r := l.Downlink.Reference; r != nil {
-			refDown = append(refDown, point{x, r.RxGbps})
-		}
+		up.add(x, &l.Uplink)
+		down.add(x, &l.Downlink)
+		refUp.add(x, l.Uplink.Reference)
+		refDown.add(x, l.Downlink.Reference)
 	}
 	// Rates count frames as they arrive: a UPF's downlink ones are G-PDUs,
 	// their bits the tunnel's headers too; the reference forwarder passes
 	// frames as sent, so its uplink ones are.
-	speeds := []series{{name: "upload", points: up}, {name: "download, with the GTP-U tunnel", points: down, color: 1}}
-	if len(refUp)+len(refDown) > 0 {
-		speeds = append(speeds, series{name: "upload, reference forwarder, with the tunnel", points: refUp, dashed: true},
-			series{name: "download, reference forwarder", points: refDown, color: 1, dashed: true})
+	speeds := []series{{name: "upload", points: up.gbps}, {name: "download, with the GTP-U tunnel", points: down.gbps, color: 1}}
+	losses := []series{{name: "upload", points: up.loss}, {name: "download", points: down.loss, color: 1}}
+	if len(refUp.gbps)+len(refDown.gbps) > 0 {
+		speeds = append(speeds, series{name: "upload, reference forwarder, with the tunnel", points: refUp.gbps, dashed: true},
+			series{name: "download, reference forwarder", points: refDown.gbps, color: 1, dashed: true})
+		losses = append(losses, series{name: "upload, reference forwarder", points: refUp.loss, dashed: true},
+			series{name: "download, reference forwarder", points: refDown.loss, color: 1, dashed: true})
 	}
 	title := "Throughput and packet loss by subscribers: " + s.Name
 	return []Plot{{File: file("load"), Title: title, charts: []chart{
 		{title: "Throughput: " + s.Name, xLabel: "subscribers", yLabel: "Gbps, frames as received", series: speeds},
-		{title: "Packet loss: " + s.Name, xLabel: "subscribers", yLabel: "loss (%)",
-			series: []series{{name: "upload", points: upLoss}, {name: "download", points: downLoss, color: 1}}},
+		{title: "Packet loss: " + s.Name, xLabel: "subscribers", yLabel: "loss (%)", series: losses},
 	}}}
+}
+
+// loadPoints are one direction's rates and losses by subscriber count.
+type loadPoints struct{ gbps, loss []point }
+
+// add puts m's rate and loss at x, if there is m.
+func (p *loadPoints) add(x float64, m *Measurement) {
+	if m != nil {
+		p.gbps, p.loss = append(p.gbps, point{x, m.RxGbps}), append(p.loss, point{x, m.LossPct})
+	}
 }

@@ -45,15 +45,7 @@ func (subscribersKind) section(b *strings.Builder, run *Run) {
 }
 
 func (subscribersKind) text(b *strings.Builder, run *Run) {
-	for i, s := range run.Steps {
-		if len(s.Subscribers) > 0 {
-			fmt.Fprintf(b, "  %d. %s: %s\n", i+1, s.Name, s.Setup)
-			subscribersTable(s).writeText(b)
-		}
-	}
-	if b.Len() > 0 {
-		fmt.Fprintf(b, "  [1] %s\n  [2] %s\n  [3] %s\n", sentNote, cpuNote, textRatioNote)
-	}
+	stepTablesText(b, run, subscribersTable, sentNote, cpuNote, textRatioNote)
 }
 
 // subscribersTable has the columns of seed 003's Table II, a row per

@@ -110,3 +110,21 @@ func oneLine(cell string) string {
 	}
 	return first + " (" + strings.ReplaceAll(rest, "<br>", ", ") + ")"
 }
+
+// stepTablesText writes a table for a terminal per step of run that
+// tableOf gives rows for, under the step's number, name and setup, and
+// below them all the notes, numbered from 1.
+func stepTablesText(b *strings.Builder, run *Run, tableOf func(Step) *table, notes ...string) {
+	for i, s := range run.Steps {
+		if t := tableOf(s); len(t.rows) > 0 {
+			fmt.Fprintf(b, "  %d. %s: %s\n", i+1, s.Name, s.Setup)
+			t.writeText(b)
+		}
+	}
+	if b.Len() == 0 {
+		return
+	}
+	for i, n := range notes {
+		fmt.Fprintf(b, "  [%d] %s\n", i+1, n)
+	}
+}

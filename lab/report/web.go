@@ -81,15 +81,7 @@ func (webKind) section(b *strings.Builder, run *Run) {
 }
 
 func (webKind) text(b *strings.Builder, run *Run) {
-	for i, s := range run.Steps {
-		if len(s.Web) > 0 {
-			fmt.Fprintf(b, "  %d. %s: %s\n", i+1, s.Name, s.Setup)
-			webTable(s).writeText(b)
-		}
-	}
-	if b.Len() > 0 {
-		fmt.Fprintf(b, "  [1] %s\n  [2] %s\n  [3] %s\n  [4] %s\n", webSpeedNote, webOfferNote, webFetchNote, webRetxNote)
-	}
+	stepTablesText(b, run, webTable, webSpeedNote, webOfferNote, webFetchNote, webRetxNote)
 }
 
 // webTable has a row per subscriber count, and the ceiling's below.

@@ -60,15 +60,14 @@ func (throughputKind) measure(ctx context.Context, r *runner, st scenario.Step, 
 	return nil
 }
 
-// roundSent runs a round of f, and runs it again, twice at most, if the
-// generator sent nothing in it: a round whose time was up before its
-// worker got the core measured nothing.
+// roundSent runs a round of f, and runs it again, twice at most, if it
+// measured nothing (round.measured).
 func roundSent(ctx context.Context, m *measurer, f *flight, d time.Duration) error {
 	for try := 1; ; try++ {
 		if err := m.round(ctx, []*flight{f}, d); err != nil {
 			return err
 		}
-		if f.rounds[len(f.rounds)-1].tx > 0 || try == 3 {
+		if f.rounds[len(f.rounds)-1].measured() || try == 3 {
 			return nil
 		}
 		f.rounds = f.rounds[:len(f.rounds)-1]

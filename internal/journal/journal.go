@@ -23,7 +23,9 @@ import (
 	"sync/atomic"
 )
 
-const headerSize = 8
+// HeaderSize is the bytes before a record's payload: a payload appended
+// when the journal's Size is n starts at n+HeaderSize.
+const HeaderSize = 8
 
 // MaxRecord is the largest payload of a record. A length beyond it, read
 // back, is a torn or foreign header, not a record.
@@ -95,7 +97,7 @@ func read(f *os.File, each func([]byte) error) (int64, Tail, error) {
 	}
 	r := io.NewSectionReader(f, 0, st.Size())
 	var (
-		head [headerSize]byte
+		head [HeaderSize]byte
 		buf  []byte
 		off  int64
 		t    Tail
@@ -105,14 +107,14 @@ func read(f *os.File, each func([]byte) error) (int64, Tail, error) {
 			break
 		}
 		n := binary.LittleEndian.Uint32(head[:4])
-		if n > MaxRecord || off+headerSize+int64(n) > st.Size() {
+		if n > MaxRecord || off+HeaderSize+int64(n) > st.Size() {
 			break
 		}
 		if cap(buf) < int(n) {
 			buf = make([]byte, n)
 		}
 		buf = buf[:n]
-		if _, err := r.ReadAt(buf, off+headerSize); err != nil {
+		if _, err := r.ReadAt(buf, off+HeaderSize); err != nil {
 			break
 		}
 		if crc32.Checksum(buf, castagnoli) != binary.LittleEndian.Uint32(head[4:]) {
@@ -121,7 +123,7 @@ func read(f *os.File, each func([]byte) error) (int64, Tail, error) {
 		if err := each(buf); err != nil {
 			return off, t, err
 		}
-		off += headerSize + int64(n)
+		off += HeaderSize + int64(n)
 		t.Records++
 	}
 	t.Cut = st.Size() - off
@@ -133,7 +135,7 @@ func frame(payload []byte) ([]byte, error) {
 	if len(payload) > MaxRecord {
 		return nil, fmt.Errorf("journal: a record of %d bytes: at most %d", len(payload), MaxRecord)
 	}
-	b := make([]byte, headerSize, headerSize+len(payload))
+	b := make([]byte, HeaderSize, HeaderSize+len(payload))
 	binary.LittleEndian.PutUint32(b[:4], uint32(len(payload)))
 	binary.LittleEndian.PutUint32(b[4:], crc32.Checksum(payload, castagnoli))
 	return append(b, payload...), nil
@@ -196,12 +198,17 @@ func (j *Journal) Sync(mark uint64) error {
 // Size is the bytes of the file's whole records.
 func (j *Journal) Size() int64 { return j.size }
 
+// ReadAt reads the file's bytes at off, for the goroutine that appends: a
+// record written before can be copied rather than made again. Within a
+// Rewrite's write, it reads the file being replaced.
+func (j *Journal) ReadAt(b []byte, off int64) (int, error) { return j.f.ReadAt(b, off) }
+
 // Rewrite replaces the journal with the records write adds: a file
 // written aside, made durable and renamed over the old one. It repairs a
 // broken journal. On an error the old file stays as it was.
 func (j *Journal) Rewrite(write func(add func(payload []byte) error) error) error {
 	tmp := j.path + ".new"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_RDWR, 0o600)
 	if err != nil {
 		return fmt.Errorf("journal: rewrite: %w", err)
 	}

@@ -137,27 +137,36 @@ func toJSON(v any) []byte {
 func set(kind, key string, v any) change { return change{kind, key, v} }
 
 // record is the JSON of a list of changes, as a journal record holds it,
-// each a readChange.
-func record(cs []change) []byte {
+// each a readChange; placed, if not nil, is told where each lies in it.
+func record(cs []change, placed func(c change, start, n int)) []byte {
 	b := make([]byte, 0, 256*len(cs))
 	b = append(b, '[')
 	for i, c := range cs {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, `{"k":`...)
-		b = appendString(b, c.Kind)
-		if c.Key != "" {
-			b = append(b, `,"i":`...)
-			b = appendString(b, c.Key)
+		start := len(b)
+		b = appendChange(b, c)
+		if placed != nil {
+			placed(c, start, len(b)-start)
 		}
-		if c.Val != nil {
-			b = append(b, `,"v":`...)
-			b = append(b, toJSON(c.Val)...)
-		}
-		b = append(b, '}')
 	}
 	return append(b, ']')
+}
+
+// appendChange appends the JSON of one change.
+func appendChange(b []byte, c change) []byte {
+	b = append(b, `{"k":`...)
+	b = appendString(b, c.Kind)
+	if c.Key != "" {
+		b = append(b, `,"i":`...)
+		b = appendString(b, c.Key)
+	}
+	if c.Val != nil {
+		b = append(b, `,"v":`...)
+		b = append(b, toJSON(c.Val)...)
+	}
+	return append(b, '}')
 }
 
 // appendString appends s as a JSON string.

@@ -117,19 +117,26 @@ func RatioText(ratio *float64, spread *Spread) string {
 	return fmt.Sprintf("%s (%s-%s)", f2(*ratio), f2(spread.Low), f2(spread.High))
 }
 
-// bpfStatsNote says which steps were measured, in part, while BPF's
-// run-time statistics were on, or is empty.
-func bpfStatsNote(run *Run) string {
+// bpfStatsSteps are the numbers of the steps of run measured, in part,
+// while BPF's run-time statistics were on: "1, 3", or "".
+func bpfStatsSteps(run *Run) string {
 	var steps []string
 	for i, s := range run.Steps {
 		if s.bpfStats() {
 			steps = append(steps, strconv.Itoa(i+1))
 		}
 	}
-	if len(steps) == 0 {
+	return strings.Join(steps, ", ")
+}
+
+// bpfStatsNote says which steps were measured, in part, while BPF's
+// run-time statistics were on, or is empty.
+func bpfStatsNote(run *Run) string {
+	steps := bpfStatsSteps(run)
+	if steps == "" {
 		return ""
 	}
-	return "BPF's run-time statistics were on during step " + strings.Join(steps, ", ") +
+	return "BPF's run-time statistics were on during step " + steps +
 		": another process turned them on for the whole machine, and every XDP program run paid two clock reads more, " +
 		"which draws ratios toward 1. The rounds and trials measured so are left out of the ratios, where others remain."
 }

@@ -67,7 +67,7 @@ func otherHosts(b *strings.Builder, runs []Compared) {
 }
 
 // bpfStatsRuns says which runs had steps measured while BPF's run-time
-// statistics were on: where every round of a step was, its ratios are
+// statistics were on: where most rounds of a step were, its ratios are
 // drawn toward 1 (upfd's 64 B uplink read 0.61-0.66 without them,
 // 0.81-0.82 with, in make lab on the 2-vCPU VM) and compare only with
 // others measured so.
@@ -82,8 +82,9 @@ func bpfStatsRuns(b *strings.Builder, runs []Compared) {
 		return
 	}
 	fmt.Fprintf(b, "**BPF's run-time statistics were on during %s**, turned on by another process for the whole "+
-		"machine: every XDP program run paid two clock reads more. The rounds and trials measured so are left out of the "+
-		"ratios where others remain; where none did, the ratios are drawn toward 1 and compare only with others measured so.\n\n",
+		"machine: every XDP program run paid two clock reads more. The rounds and trials measured so are left out of a "+
+		"step's ratios where they are fewer than half; where they are not, its ratios are drawn toward 1 and compare only "+
+		"with others measured so.\n\n",
 		strings.Join(which, ", "))
 }
 

@@ -19,6 +19,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -49,6 +50,7 @@ type Journal struct {
 	// broken is a failed append whose bytes could not be cut off: the
 	// file's tail is unknown until the next Rewrite.
 	broken error
+	buf    []byte // the record being framed
 }
 
 // Tail says how reading a journal ended.
@@ -130,15 +132,17 @@ func read(f *os.File, each func([]byte) error) (int64, Tail, error) {
 	return off, t, nil
 }
 
-// frame is a record as it lies on disk.
-func frame(payload []byte) ([]byte, error) {
+// frame is a record as it lies on disk, in j's buffer: valid until the
+// next frame.
+func (j *Journal) frame(payload []byte) ([]byte, error) {
 	if len(payload) > MaxRecord {
 		return nil, fmt.Errorf("journal: a record of %d bytes: at most %d", len(payload), MaxRecord)
 	}
-	b := make([]byte, HeaderSize, HeaderSize+len(payload))
+	b := slices.Grow(j.buf[:0], HeaderSize+len(payload))[:HeaderSize]
 	binary.LittleEndian.PutUint32(b[:4], uint32(len(payload)))
 	binary.LittleEndian.PutUint32(b[4:], crc32.Checksum(payload, castagnoli))
-	return append(b, payload...), nil
+	j.buf = append(b, payload...)
+	return j.buf, nil
 }
 
 // Append adds one record, in one write. The record is in the file, and
@@ -149,7 +153,7 @@ func (j *Journal) Append(payload []byte) error {
 	if j.broken != nil {
 		return fmt.Errorf("%w (%v)", ErrBroken, j.broken)
 	}
-	b, err := frame(payload)
+	b, err := j.frame(payload)
 	if err != nil {
 		return err
 	}
@@ -214,7 +218,7 @@ func (j *Journal) Rewrite(write func(add func(payload []byte) error) error) erro
 	}
 	var size int64
 	err = write(func(payload []byte) error {
-		b, err := frame(payload)
+		b, err := j.frame(payload)
 		if err == nil {
 			_, err = f.Write(b)
 			size += int64(len(b))

@@ -44,6 +44,7 @@ type keeper struct {
 	liveBytes int64              // their length, responses aside
 	wholeSize int64              // the journal's when last written whole
 	behind    bool               // a record failed: the journal lacks a change
+	buf       []byte             // the record being made
 	stats     journalCounters
 }
 
@@ -206,16 +207,16 @@ func (k *keeper) write(t turn, now time.Time, log *slog.Logger) {
 		return // the journal lacks a change already: only the whole state helps
 	case len(t.changes) > 0:
 		base := k.j.Size() + journal.HeaderSize
-		b := record(t.changes, func(c change, start, n int) { k.track(c, base+int64(start), n) })
-		if err := k.j.Append(b); err != nil {
+		k.buf = record(k.buf[:0], t.changes, func(c change, start, n int) { k.track(c, base+int64(start), n) })
+		if err := k.j.Append(k.buf); err != nil {
 			k.failed("append", err, now, log)
 			return
 		}
 		k.stats.records.Add(1)
-		k.stats.bytes.Add(uint64(len(b)))
+		k.stats.bytes.Add(uint64(len(k.buf)))
 	}
 	if t.closed && !k.behind {
-		if err := k.j.Append(record([]change{{Kind: kindClosed}}, nil)); err != nil {
+		if err := k.j.Append(record(nil, []change{{Kind: kindClosed}}, nil)); err != nil {
 			k.failed("close", err, now, log)
 		}
 	}
@@ -225,7 +226,7 @@ func (k *keeper) write(t turn, now time.Time, log *slog.Logger) {
 // rewrite replaces the journal with the whole state, which fill puts: it
 // compacts it, and repairs one that failed.
 func (k *keeper) rewrite(fill func(*snapshot) error, log *slog.Logger) error {
-	w := &snapshot{live: map[entityKey]span{}}
+	w := &snapshot{live: make(map[entityKey]span, len(k.live))}
 	err := k.j.Rewrite(func(add func([]byte) error) error {
 		w.add = add
 		if err := fill(w); err != nil {

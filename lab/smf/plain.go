@@ -28,8 +28,22 @@ func (p plain) prepare(s *Session) {
 	}
 }
 
-func (p plain) establishment(s *Session) []*ie.IE {
+func (p plain) establishment(s *Session) []*ie.IE { return p.withRules(s, Rules{MBR: p.cfg.MBR}) }
+
+// withRules is the plain session with r's changes (see Rules).
+func (p plain) withRules(s *Session, r Rules) []*ie.IE {
 	ni := ie.NewNetworkInstance(p.cfg.DNN)
+	downlink, gate := uint8(actionForward), uint8(0)
+	if r.Buffer {
+		downlink = actionBufferNotify
+	}
+	if r.GateClosed {
+		gate = 1 // CLOSED (§8.2.7)
+	}
+	urr := []*ie.IE{ie.NewMeasurementMethod(0, 1, 0), ie.NewReportingTriggers(0, 0, 0)} // volume, at deletion
+	if r.URR != nil {
+		urr = r.URR.ies()
+	}
 	return []*ie.IE{
 		ie.NewCreatePDR(ie.NewPDRID(plainUplinkPDR), ie.NewPrecedence(255),
 			ie.NewPDI(ie.NewSourceInterface(ie.SrcInterfaceAccess), uplinkFTEID(s, fteidV4Choose, plainChooseID),
@@ -41,11 +55,10 @@ func (p plain) establishment(s *Session) []*ie.IE {
 			ie.NewFARID(plainDownlinkFAR), ie.NewQERID(plainQER), ie.NewURRID(plainURR)),
 		ie.NewCreateFAR(ie.NewFARID(plainUplinkFAR), ie.NewApplyAction(actionForward),
 			ie.NewForwardingParameters(ie.NewDestinationInterface(ie.DstInterfaceCore), ni)),
-		ie.NewCreateFAR(ie.NewFARID(plainDownlinkFAR), ie.NewApplyAction(actionForward),
+		ie.NewCreateFAR(ie.NewFARID(plainDownlinkFAR), ie.NewApplyAction(downlink),
 			ie.NewForwardingParameters(ie.NewDestinationInterface(ie.DstInterfaceAccess), gtpuTunnel(s.DownlinkTEID, s.GNB))),
-		createQER(plainQER, mbr(p.cfg, nil), s.QFI),
-		// Volume only, reported when the session goes (no trigger).
-		ie.NewCreateURR(ie.NewURRID(plainURR), ie.NewMeasurementMethod(0, 1, 0), ie.NewReportingTriggers(0, 0, 0)),
+		createGatedQER(plainQER, gate, rateIEs(r.MBR), s.QFI),
+		ie.NewCreateURR(append([]*ie.IE{ie.NewURRID(plainURR)}, urr...)...),
 		ie.NewPDNType(ie.PDNTypeIPv4),
 	}
 }

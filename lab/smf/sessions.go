@@ -121,8 +121,12 @@ func (c *Client) liveLocked() []*Session {
 	return out
 }
 
-// newSessions makes n sessions on free slots, not yet established.
-func (c *Client) newSessions(n int) ([]*Session, error) {
+// newSessions makes n sessions of the profile on free slots, not yet
+// established.
+func (c *Client) newSessions(n int) ([]*Session, error) { return c.newSessionsOf(c.flow, n) }
+
+// newSessionsOf makes n sessions that f prepares on free slots.
+func (c *Client) newSessionsOf(f flow, n int) ([]*Session, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := make([]*Session, 0, n)
@@ -135,18 +139,18 @@ func (c *Client) newSessions(n int) ([]*Session, error) {
 			return nil, fmt.Errorf("smf: no room for %d more sessions: UE pool %v and TEIDs allow %d in all, %d in use",
 				n, c.cfg.UEPool, c.slots.limit, len(c.sessions))
 		}
-		out = append(out, c.newSession(slot))
+		out = append(out, c.newSession(f, slot))
 	}
 	return out, nil
 }
 
-// newSession is the session of slot, with a fresh CP SEID. Called with
-// c.mu held.
-func (c *Client) newSession(slot int) *Session {
+// newSession is the session of slot that f prepares, with a fresh CP
+// SEID. Called with c.mu held.
+func (c *Client) newSession(f flow, slot int) *Session {
 	c.lastCP++
 	s := &Session{CPSEID: c.lastCP, UE: topo.UEAddr(c.cfg.UEPool, slot), GNB: c.cfg.GNB,
 		DownlinkTEID: c.cfg.DownlinkTEIDBase + uint32(slot), slot: slot}
-	c.flow.prepare(s)
+	f.prepare(s)
 	return s
 }
 
@@ -166,9 +170,15 @@ func (c *Client) releaseUnestablished(fresh []*Session) {
 // changes.
 
 func (c *Client) establishment(s *Session) *op {
-	ies := append([]*ie.IE{c.nodeID, fseid(s.CPSEID, c.cfg.NodeID)}, c.flow.establishment(s)...)
-	return &op{sess: s, msg: message.NewSessionEstablishmentRequest(0, 0, 0, 0, 0, ies...),
+	return &op{sess: s, msg: c.establishmentRequest(s, c.flow.establishment(s)),
 		onAccept: func(m message.Message) error { return c.established(s, m.(*message.SessionEstablishmentResponse)) }}
+}
+
+// establishmentRequest is s's Session Establishment Request with a
+// profile's IEs after ours.
+func (c *Client) establishmentRequest(s *Session, ies []*ie.IE) message.Message {
+	ies = append([]*ie.IE{c.nodeID, fseid(s.CPSEID, c.cfg.NodeID)}, ies...)
+	return message.NewSessionEstablishmentRequest(0, 0, 0, 0, 0, ies...)
 }
 
 func (c *Client) activation(s *Session) *op {

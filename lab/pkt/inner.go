@@ -89,3 +89,45 @@ func UplinkGPDU(teid uint32, qfi uint8, inner []byte) []byte {
 	binary.BigEndian.PutUint16(g[2:], uint16(len(g)-8))
 	return g
 }
+
+// GTP-U header lengths (TS 29.281 §5.1): the mandatory part, and the
+// optional fields that any of the E, S and PN flags bring.
+const (
+	gtpuMandatory = 8
+	gtpuOptional  = 4
+)
+
+// GPDUPayload reads a G-PDU: its TEID and its T-PDU, past the optional
+// fields and every extension header (TS 29.281 §5.2); ok is false for
+// anything else, malformed included.
+func GPDUPayload(b []byte) (teid uint32, inner []byte, ok bool) {
+	if len(b) < gtpuMandatory || b[0]>>5 != 1 || b[0]&0x10 == 0 || b[1] != gtpuGPDU {
+		return 0, nil, false
+	}
+	teid = binary.BigEndian.Uint32(b[4:])
+	end := gtpuMandatory + int(binary.BigEndian.Uint16(b[2:]))
+	if end > len(b) {
+		return 0, nil, false
+	}
+	b = b[:end]
+	if b[0]&0x07 == 0 { // no optional fields
+		return teid, b[gtpuMandatory:], true
+	}
+	off := gtpuMandatory + gtpuOptional
+	if off > len(b) {
+		return 0, nil, false
+	}
+	next := b[off-1]
+	if b[0]&0x04 == 0 { // E not set: the next extension header type is not meaningful
+		next = 0
+	}
+	// Each extension header is at least 4 octets, so this ends within len(b)/4 steps.
+	for next != 0 {
+		if off >= len(b) || b[off] == 0 || off+4*int(b[off]) > len(b) {
+			return 0, nil, false
+		}
+		off += 4 * int(b[off])
+		next = b[off-1]
+	}
+	return teid, b[off:], true
+}

@@ -25,6 +25,13 @@ func TestUplinkGPDU(t *testing.T) {
 	if !bytes.Equal(g[:16], want) || !bytes.Equal(g[16:], inner) {
 		t.Errorf("G-PDU\n% x\nwant\n% x then the inner packet", g, want)
 	}
+	teid, got, ok := GPDUPayload(g)
+	if !ok || teid != 0x100 || !bytes.Equal(got, inner) {
+		t.Errorf("read back: TEID %#x, %v, % x; want 0x100 and the inner packet", teid, ok, got)
+	}
+	if _, _, ok := GPDUPayload(g[:20]); ok {
+		t.Error("a G-PDU cut short reads as whole")
+	}
 }
 
 // The inner packets decode with gopacket, an independent decoder, to what

@@ -26,6 +26,11 @@ var kinds = []struct {
 	{KindCrash, defaultCrash},
 	{KindIperf, defaultIperf},
 	{KindWeb, defaultWeb},
+	{KindPolicing, defaultPolicing},
+	{KindUsage, defaultUsage},
+	{KindIsolation, defaultIsolation},
+	{KindOverload, defaultOverload},
+	{KindAbuse, defaultAbuse},
 }
 
 // Kinds lists the step kinds in the order the docs give them.

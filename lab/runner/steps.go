@@ -20,10 +20,11 @@ var stepKinds = map[string]stepKind{
 	scenario.KindCBR:         cbrKind{},
 	scenario.KindSubscribers: compared{subscribersKind{}},
 	scenario.KindChurn:       churnKind{},
-	scenario.KindRestart:     restartKind{},
-	scenario.KindCrash:       crashKind{},
+	scenario.KindRestart:     judgedKind{restartKind{}, report.RestartChecks},
+	scenario.KindCrash:       judgedKind{crashKind{}, report.RestartChecks},
 	scenario.KindIperf:       iperfKind{},
 	scenario.KindWeb:         webKind{},
+	scenario.KindPolicing:    policingKind{},
 }
 
 // A stepKind runs the steps of one kind.

@@ -25,6 +25,7 @@ var stepKinds = map[string]stepKind{
 	scenario.KindIperf:       iperfKind{},
 	scenario.KindWeb:         webKind{},
 	scenario.KindPolicing:    policingKind{},
+	scenario.KindUsage:       usageKind{},
 }
 
 // A stepKind runs the steps of one kind.

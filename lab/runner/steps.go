@@ -26,6 +26,7 @@ var stepKinds = map[string]stepKind{
 	scenario.KindWeb:         webKind{},
 	scenario.KindPolicing:    policingKind{},
 	scenario.KindUsage:       usageKind{},
+	scenario.KindIsolation:   isolationKind{},
 }
 
 // A stepKind runs the steps of one kind.

@@ -27,6 +27,7 @@ var stepKinds = map[string]stepKind{
 	scenario.KindPolicing:    policingKind{},
 	scenario.KindUsage:       usageKind{},
 	scenario.KindIsolation:   isolationKind{},
+	scenario.KindOverload:    overloadKind{},
 }
 
 // A stepKind runs the steps of one kind.

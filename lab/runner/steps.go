@@ -28,6 +28,7 @@ var stepKinds = map[string]stepKind{
 	scenario.KindUsage:       usageKind{},
 	scenario.KindIsolation:   isolationKind{},
 	scenario.KindOverload:    overloadKind{},
+	scenario.KindAbuse:       abuseKind{},
 }
 
 // A stepKind runs the steps of one kind.

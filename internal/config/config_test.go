@@ -893,6 +893,10 @@ func TestParseErrors(t *testing.T) {
 		text: "dnns:\n  - {name: internet, pools: [10.45.0.7/32]}\n",
 		want: `upfd.yaml:2: dnns[0].pools[0]: 10.45.0.7/32 holds no UE address: a pool's first address stays unused; write a shorter prefix, e.g. 10.45.0.0/24`,
 	}, {
+		name: "state fsync not a boolean",
+		text: "state_fsync: yes\n",
+		want: `upfd.yaml:1: state_fsync: "yes" is not true or false`,
+	}, {
 		name: "state file relative",
 		text: "pin_path: /sys/fs/bpf/upfd\nstate_file: upfd/state.journal\n",
 		want: `upfd.yaml:2: state_file: "upfd/state.journal" is relative; write an absolute path, e.g. /var/lib/upfd/state.journal`,

@@ -145,7 +145,7 @@ func (d *decoder) config(root *yaml.Node, c *Config) error {
 			case "state_file":
 				c.StateFile, err = d.scalar(value, path, "a file such as /var/lib/upfd/state.journal")
 			case "state_fsync":
-				c.StateFsync, err = scalarAs(d, value, path, "true or false", parseBool)
+				c.StateFsync, err = scalarAs(d, value, path, "true or false", yamlfile.ParseBool)
 			case "api":
 				err = d.api(value, path, &c.API)
 			case "metrics":

@@ -361,14 +361,3 @@ func ifnameProblem(name string) string {
 	}
 	return ""
 }
-
-// parseBool reads true or false, as YAML 1.2 writes them.
-func parseBool(s string) (bool, error) {
-	switch s {
-	case "true":
-		return true, nil
-	case "false":
-		return false, nil
-	}
-	return false, fmt.Errorf("%s is neither true nor false", yamlfile.Quote(s))
-}

@@ -64,7 +64,7 @@ type JournalStats struct {
 // A journal is compacted once it holds this many times its last whole
 // state, and at least minCompact bytes.
 const (
-	compactRatio = 4
+	compactRatio = 2
 	minCompact   = 16 << 20
 )
 

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"sync/atomic"
@@ -123,11 +124,16 @@ func startProcess(t *testing.T, d *datapath.Datapath, dp Datapath, cfg Config, n
 		t.Fatal(err)
 	}
 	srv.now = now
+	return srv, serveUntilStopped(t, srv)
+}
+
+// serveUntilStopped runs srv until stop, or cleanup.
+func serveUntilStopped(t *testing.T, srv *Server) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() { done <- srv.Serve(ctx) }()
 	stopped := false
-	stop := func() {
+	stop = func() {
 		if !stopped {
 			stopped = true
 			cancel()
@@ -135,13 +141,13 @@ func startProcess(t *testing.T, d *datapath.Datapath, dp Datapath, cfg Config, n
 		}
 	}
 	t.Cleanup(stop)
-	return srv, stop
+	return stop
 }
 
-// A usage report still unanswered when upfd restarts is sent again by the
-// next process and, unanswered there too, goes back into its URR's meter
-// as any other would: the next report carries its counts, its UR-SEQN and
-// its start.
+// A usage report still unanswered when upfd dies is sent again by the
+// next process, which takes it from the journal, and, unanswered there
+// too, goes back into its URR's meter as any other would: the next report
+// carries its counts, its UR-SEQN and its start.
 func TestPrivilegedRestoredUsageReportGoesBackIntoTheMeterWhenUnanswered(t *testing.T) {
 	d := loadDatapath(t, 1024)
 	dp := &setCounters{Datapath: d}
@@ -152,7 +158,8 @@ func TestPrivilegedRestoredUsageReportGoesBackIntoTheMeterWhenUnanswered(t *test
 	// T1 of a second on a clock that moves only when the test says.
 	cfg := Config{NodeID: "198.18.4.2", Listen: netip.MustParseAddrPort("127.0.0.1:0"), Recovery: time.Unix(1_700_000_000, 0),
 		T1: time.Second, N1: 2}
-	first, stopFirst := startProcess(t, d, dp, cfg, clock.now)
+	path := filepath.Join(t.TempDir(), "state.journal")
+	first, _, stopFirst := startKeptWith(t, d, dp, cfg, clock.now, path)
 	n := newN4Client(t, first)
 	n.associate()
 	periodic := ie.NewCreateURR(ie.NewURRID(2), ie.NewMeasurementMethod(0, 1, 0),
@@ -167,15 +174,9 @@ func TestPrivilegedRestoredUsageReportGoesBackIntoTheMeterWhenUnanswered(t *test
 	if got := periodicReport(t, lost); got.seq != 0 || got.volume != before {
 		t.Fatalf("the report before the restart: %v, want UR-SEQN 0 and %+v", got, before)
 	}
-	stopFirst() // the report unanswered
-
-	saved := stateOf(t, first)
-	second, _ := startProcess(t, d, dp, cfg, clock.now)
-	var restoreErr error
-	second.Do(context.Background(), func() { restoreErr = second.Restore(saved) })
-	if restoreErr != nil {
-		t.Fatal(restoreErr)
-	}
+	img := crashImage(t, first, path) // upfd killed, the report unanswered
+	stopFirst()
+	second, _, _ := startKeptWith(t, d, dp, cfg, clock.now, img)
 	n.upf = net.UDPAddrFromAddrPort(second.Addr())
 	after := datapath.Usage{Uplink: datapath.Traffic{Packets: 15, Bytes: 1500}, Downlink: datapath.Traffic{Packets: 8, Bytes: 800}}
 	dp.set(after)

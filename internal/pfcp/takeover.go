@@ -274,6 +274,7 @@ func (s *Server) Reconcile(dp interface {
 }) (Takeover, error) {
 	var t Takeover
 	owned := map[any]bool{}
+	differ := map[uint64][]datapath.Op{} // the sessions to write again, with their ops
 	var broken []uint64
 	for seid := range s.sessionSEIDs {
 		ops, err := s.rules.Installed(seid)
@@ -281,7 +282,6 @@ func (s *Server) Reconcile(dp interface {
 			broken = append(broken, seid)
 			continue
 		}
-		differs := false
 		for _, op := range ops {
 			switch o := op.(type) {
 			case datapath.PutUplink:
@@ -289,14 +289,23 @@ func (s *Server) Reconcile(dp interface {
 			case datapath.PutDownlink:
 				owned[o.UE] = true
 			}
-			if !differs {
-				holds, err := dp.Holds(op)
-				differs = err != nil || !holds
+			if _, ok := differ[seid]; !ok {
+				if holds, err := dp.Holds(op); err != nil || !holds {
+					differ[seid] = ops
+				}
 			}
 		}
-		if !differs {
-			continue
-		}
+	}
+	// Strays first: what they hold leaves room for what is written again.
+	strays, err := strayLookups(dp, owned)
+	if err == nil {
+		err = s.dp.Apply(strays)
+	}
+	if err != nil {
+		return t, fmt.Errorf("pfcp: take-over: remove entries no session has: %w", err)
+	}
+	t.Strays = len(strays)
+	for seid, ops := range differ {
 		if err := s.dp.Apply(ops); err != nil {
 			s.log.Error("pfcp: take-over: a session's entries differ from the state and cannot be written again", "seid", seid, "err", err)
 			broken = append(broken, seid)
@@ -305,31 +314,35 @@ func (s *Server) Reconcile(dp interface {
 		s.log.Warn("pfcp: take-over: a session's entries differed from the state; written again", "seid", seid)
 		t.Repaired++
 	}
-	up, down, err := dp.Lookups()
-	if err != nil {
-		return t, fmt.Errorf("pfcp: take-over: %w", err)
-	}
-	var strays []datapath.Op
-	for _, k := range up {
-		if !owned[k] {
-			strays = append(strays, datapath.DelUplink{Key: k})
-		}
-	}
-	for _, k := range down {
-		if !owned[k] {
-			strays = append(strays, datapath.DelDownlink{UE: k})
-		}
-	}
-	if err := s.dp.Apply(strays); err != nil {
-		return t, fmt.Errorf("pfcp: take-over: remove entries no session has: %w", err)
-	}
-	t.Strays = len(strays)
 	for _, seid := range broken {
 		if s.releaseBroken(seid) {
 			t.Deleted++
 		}
 	}
 	return t, nil
+}
+
+// strayLookups are the removals of the lookup entries the maps hold and
+// no session owns.
+func strayLookups(dp interface {
+	Lookups() ([]datapath.UplinkKey, []netip.Prefix, error)
+}, owned map[any]bool) ([]datapath.Op, error) {
+	up, down, err := dp.Lookups()
+	if err != nil {
+		return nil, err
+	}
+	var ops []datapath.Op
+	for _, k := range up {
+		if !owned[k] {
+			ops = append(ops, datapath.DelUplink{Key: k})
+		}
+	}
+	for _, k := range down {
+		if !owned[k] {
+			ops = append(ops, datapath.DelDownlink{UE: k})
+		}
+	}
+	return ops, nil
 }
 
 // releaseBroken deletes a session the datapath cannot hold as the state
@@ -349,8 +362,8 @@ func (s *Server) releaseBroken(seid uint64) bool {
 	for i := range usage {
 		usage[i].Trigger = report.TrigTEBUR
 	}
-	ies := append([]*ie.IE{ie.NewReportType(0, 0, 1, 0)}, usageIEs(ie.NewUsageReportWithinSessionReportRequest, usage)...)
-	ies[0] = ie.New(ie.ReportType, []byte{reportUISR | reportUSAR})
+	ies := append([]*ie.IE{ie.New(ie.ReportType, []byte{reportUISR | reportUSAR})},
+		usageIEs(ie.NewUsageReportWithinSessionReportRequest, usage)...)
 	if a, ok := s.assocs[x.Peer]; ok {
 		s.reportTo(a.addr, x.CPSEID, ies...)
 	}

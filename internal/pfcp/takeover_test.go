@@ -1,6 +1,7 @@
 package pfcp
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -27,13 +28,21 @@ import (
 // with the maps unless the process before stopped cleanly.
 func startKept(t *testing.T, d *datapath.Datapath, path string) (*Server, Takeover, func()) {
 	t.Helper()
-	store, compiler := testRules(d)
 	cfg := Config{NodeID: "198.18.4.2", Listen: netip.MustParseAddrPort("127.0.0.1:0"), Recovery: time.Unix(1_700_000_000, 0)}
-	srv, err := New(cfg, store, compiler, d, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	// As saved: no monotonic reading.
+	return startKeptWith(t, d, d, cfg, func() time.Time { return time.Now().UTC().Round(0) }, path)
+}
+
+// startKeptWith is startKept with the server's configuration, the
+// datapath its meters read, and its clock.
+func startKeptWith(t *testing.T, d *datapath.Datapath, dp Datapath, cfg Config, now func() time.Time, path string) (*Server, Takeover, func()) {
+	t.Helper()
+	store, compiler := testRules(d)
+	srv, err := New(cfg, store, compiler, dp, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv.now = func() time.Time { return time.Now().UTC().Round(0) } // as saved: no monotonic reading
+	srv.now = now
 	j, st, err := OpenState(path)
 	if err != nil {
 		t.Fatal(err)
@@ -53,19 +62,7 @@ func startKept(t *testing.T, d *datapath.Datapath, path string) (*Server, Takeov
 	if err := srv.Keep(j, "test", false); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() { done <- srv.Serve(ctx) }()
-	stopped := false
-	stop := func() {
-		if !stopped {
-			stopped = true
-			cancel()
-			<-done
-		}
-	}
-	t.Cleanup(stop)
-	return srv, took, stop
+	return srv, took, serveUntilStopped(t, srv)
 }
 
 // crashImage is the journal at path as a process killed now leaves it:
@@ -251,4 +248,55 @@ func TestPrivilegedJournalOnAFullDisk(t *testing.T) {
 			t.Errorf("the state read back differs from the state written")
 		}
 	})
+}
+
+// What the SMF was answered stands after a crash: a retransmitted
+// establishment gets the answer it got, the same F-SEID, not a second
+// session; the responses of an association released before the crash
+// answer no later request.
+func TestPrivilegedTakeOverAnswersRetransmissionsAsBefore(t *testing.T) {
+	d := loadDatapath(t, 1024)
+	path := filepath.Join(t.TempDir(), "state.journal")
+	first, _, stopFirst := startKept(t, d, path)
+	n := newN4Client(t, first)
+	profileAssociate(t, n, smfNode, ie.NewRecoveryTimeStamp(time.Unix(1_650_000_000, 0)), ie.NewCPFunctionFeatures(0))
+	estSeq := n.next()
+	est := encode(t, message.NewSessionEstablishmentRequest(0, 0, 0, estSeq, 0,
+		append([]*ie.IE{smfNode, ie.NewFSEID(0x77, profileSMF, nil)}, o5gsOf(1)...)...))
+	answered := n.raw(est)
+	img := crashImage(t, first, path)
+	stopFirst()
+	key := entityKey{kindResponse, responseName(keyOf(n.smf.LocalAddr().(*net.UDPAddr).AddrPort(), estSeq))}
+	keeps := func(image string) bool {
+		j, st, err := OpenState(image)
+		if err != nil {
+			t.Fatal(err)
+		}
+		j.Close()
+		_, kept := st.entities[key]
+		return kept
+	}
+	if !keeps(img) {
+		t.Fatal("the journal does not keep the establishment's response")
+	}
+
+	second, _, _ := startKept(t, d, img)
+	n.upf = net.UDPAddrFromAddrPort(second.Addr())
+	if again := n.raw(est); !bytes.Equal(again, answered) {
+		t.Errorf("the establishment sent again after the crash was answered anew:\n% x\nwant\n% x", again, answered)
+	}
+	second.Do(context.Background(), func() {
+		if got := second.store.Len(); got != 1 {
+			t.Errorf("%d sessions after the retransmission, want the one", got)
+		}
+	})
+
+	// Released, then the crash: the cache has forgotten the peer.
+	rel := n.ask(message.NewAssociationReleaseRequest(n.next(), smfNode)).(*message.AssociationReleaseResponse)
+	if c, _ := rel.Cause.Cause(); c != 1 {
+		t.Fatalf("release: cause %d", c)
+	}
+	if keeps(crashImage(t, second, img)) {
+		t.Error("the establishment's response is kept after its association was released")
+	}
 }

@@ -309,6 +309,17 @@ func OrList(words []string) string {
 	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
 }
 
+// ParseBool reads true or false, as YAML 1.2 writes them (not yes, on, 1).
+func ParseBool(s string) (bool, error) {
+	switch s {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, fmt.Errorf("%s is not true or false", Quote(s))
+}
+
 // Quote shows a value from the file in an error: quoted, so that it stays on
 // one line, and cut short, so that a runaway value does not drown the hint.
 func Quote(s string) string {

@@ -181,7 +181,7 @@ func (d *decoder) scenario(root *yaml.Node, s *Scenario) error {
 		{"name", value(d, &s.Name, "a name such as smoke", parseName(64))},
 		{"topology", func(n *yaml.Node, path string) error { return d.topology(n, path, &s.Topology) }},
 		{"upf", func(n *yaml.Node, path string) error { return d.upf(n, path, &s.UPF) }},
-		{"reference", value(d, &s.Reference, "true or false", parseBool)},
+		{"reference", value(d, &s.Reference, "true or false", yamlfile.ParseBool)},
 		{"sessions", func(n *yaml.Node, path string) error { return d.sessions(n, path, &s.Sessions) }},
 		{"steps", func(n *yaml.Node, path string) error { return d.steps(n, path, &s.Steps) }},
 		{"outputs", func(n *yaml.Node, path string) error { return d.outputs(n, path, &s.Outputs) }},
@@ -191,7 +191,7 @@ func (d *decoder) scenario(root *yaml.Node, s *Scenario) error {
 func (d *decoder) topology(n *yaml.Node, path string, t *Topology) error {
 	return d.mapping(n, path, "topology", []field{
 		{"name", value(d, &t.Name, "a name such as upflab", parseName(24))},
-		{"n9", value(d, &t.N9, "true or false", parseBool)},
+		{"n9", value(d, &t.N9, "true or false", yamlfile.ParseBool)},
 		{"queues", value(d, &t.Queues, "a number such as 2", parseCount(countRange{1, 64}))},
 	}, nil)
 }

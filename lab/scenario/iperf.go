@@ -43,7 +43,7 @@ func (p *Iperf) fields(d *decoder) []field {
 		{"duration", value(d, &p.Duration, "a duration such as 5s", parseDuration)},
 		{"udp_rate", value(d, &p.UDPRate, "a bit rate such as 1Gbps", parseBitRate)},
 		{"mbr", values(d, &p.MBR, "10Mbps, 100Mbps, 1Gbps", parseMBR)},
-		{"ceiling", value(d, &p.Ceiling, "true or false", parseBool)},
+		{"ceiling", value(d, &p.Ceiling, "true or false", yamlfile.ParseBool)},
 	}
 }
 

@@ -296,16 +296,6 @@ func parsePPS(s string) (float64, error) {
 	return v, nil
 }
 
-func parseBool(s string) (bool, error) {
-	switch s {
-	case "true":
-		return true, nil
-	case "false":
-		return false, nil
-	}
-	return false, fmt.Errorf("%s is not true or false", yamlfile.Quote(s))
-}
-
 // oneOf returns a parser that takes one of words, as written.
 func oneOf(what string, words ...string) func(string) (string, error) {
 	return func(s string) (string, error) {

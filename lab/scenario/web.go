@@ -38,7 +38,7 @@ func (w *Web) fields(d *decoder) []field {
 		{"duration", value(d, &w.Duration, "a duration such as 10s", parseDuration)},
 		{"uplink", func(n *yaml.Node, path string) error { return d.flows(n, path, &w.Uplink) }},
 		{"downlink", func(n *yaml.Node, path string) error { return d.flows(n, path, &w.Downlink) }},
-		{"ceiling", value(d, &w.Ceiling, "true or false", parseBool)},
+		{"ceiling", value(d, &w.Ceiling, "true or false", yamlfile.ParseBool)},
 	}
 }
 

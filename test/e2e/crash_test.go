@@ -1,12 +1,8 @@
 package e2e
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
-	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -30,37 +26,15 @@ func TestPrivilegedUPFDKilledUnderTraffic(t *testing.T) {
 	t.Logf("seed %d", seed)
 	rnd := rand.New(rand.NewPCG(seed, seed))
 	lab := testenv.NewLab(t)
-	pin := fmt.Sprintf("/sys/fs/bpf/sluice-e2e-crash-%d", os.Getpid())
-	t.Cleanup(func() { os.RemoveAll(pin) })
-	cfg := config + fmt.Sprintf("pin_path: %s\nstate_file: %s\n", pin, filepath.Join(t.TempDir(), "state.journal"))
+	cfg := pinnedConfig(t, "crash", config)
 	upfd := testenv.StartUPFDProcess(t, lab.UPF, cfg)
 	logs := []*testenv.Log{upfd.Log}
 	s := newSMF(t, lab)
 	s.associate(upfd.Log)
-	est := s.ask(establishment(s.next(), "10.45.0.2", volumeURR(1))).(*message.SessionEstablishmentResponse)
-	if c := cause(t, est.Cause); c != 1 {
-		t.Fatalf("establishment: cause %d\n%s", c, upfd.Log)
-	}
-	up, _ := est.UPFSEID.FSEID()
-	teid := createdTEID(t, est)
+	up, teid := trafficSession(t, s, upfd.Log)
 	before := s.ask(message.NewHeartbeatRequest(s.next(), ie.NewRecoveryTimeStamp(smfRecovery), nil)).(*message.HeartbeatResponse)
-
-	gnb := testenv.ListenUDP(t, lab.GNB, "198.18.3.1:2152")
-	dnRx := testenv.ListenUDP(t, lab.DN, "198.18.7.10:5001")
-	dnTx := testenv.ListenUDP(t, lab.DN, "198.18.7.10:5002")
 	const count, rate = 30_000, 10_000 // 3 s each way
-	upGot, downGot := receiveAsync(dnRx, count), receiveAsync(gnb, count)
-	ue := &net.UDPAddr{IP: net.IPv4(10, 45, 0, 2), Port: 40000}
-	sent := make(chan struct{})
-	go func() {
-		defer close(sent)
-		steady(count, rate, func(i int) {
-			sendUplinkFrom(t, gnb, "10.45.0.2", teid, i)
-			msg := make([]byte, 100)
-			binary.BigEndian.PutUint32(msg, uint32(i))
-			dnTx.WriteToUDP(msg, ue)
-		})
-	}()
+	traffic := bothWays(t, lab, teid, count, rate)
 
 	// The killer: three times, after 200 to 700 ms, SIGKILL and a new
 	// upfd at once, which must be serving within 10 s.
@@ -119,8 +93,7 @@ storm:
 	}
 	logs = append(logs, restarted...)
 	t.Logf("storm: %d sessions kept", len(alive))
-	<-sent
-	upN, downN := len(<-upGot), len(<-downGot)
+	upN, downN := traffic.arrived()
 	t.Logf("traffic across three kills: uplink %d of %d, downlink %d of %d", upN, count, downN, count)
 	if upN != count || downN != count {
 		t.Errorf("frames lost across the kills: uplink %d of %d, downlink %d of %d", upN, count, downN, count)
@@ -141,6 +114,7 @@ storm:
 			t.Errorf("session %#x after the kills: cause %d", seid, c)
 		}
 	}
+	gnb := testenv.ListenUDP(t, lab.GNB, "198.18.3.1:2153") // G-PDUs from another port of the gNB's
 	storm := testenv.ListenUDP(t, lab.DN, "198.18.7.10:5003")
 	stormGot := receiveAsync(storm, len(alive))
 	n := 0
@@ -156,7 +130,7 @@ storm:
 	if a, b := recoveryOf(t, before), recoveryOf(t, after); !a.Equal(b) {
 		t.Errorf("Recovery Time Stamp %v before the kills, %v after: the SMF would drop its sessions", a, b)
 	}
-	del := s.ask(message.NewSessionDeletionRequest(0, 0, up.SEID, s.next(), 0)).(*message.SessionDeletionResponse)
+	del := s.ask(message.NewSessionDeletionRequest(0, 0, up, s.next(), 0)).(*message.SessionDeletionResponse)
 	if c := cause(t, del.Cause); c != 1 {
 		t.Fatalf("deletion after the kills: cause %d", c)
 	}

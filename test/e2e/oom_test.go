@@ -2,9 +2,7 @@ package e2e
 
 import (
 	"bufio"
-	"encoding/binary"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -24,37 +22,14 @@ import (
 // frame was lost, and the final usage is exact.
 func TestPrivilegedUPFDKilledByTheOOMKiller(t *testing.T) {
 	lab := testenv.NewLab(t)
-	pin := fmt.Sprintf("/sys/fs/bpf/sluice-e2e-oom-%d", os.Getpid())
-	t.Cleanup(func() { os.RemoveAll(pin) })
-	cfg := strings.Replace(config, "max_sessions: 1024", "max_sessions: 65536", 1) +
-		fmt.Sprintf("pin_path: %s\nstate_file: %s\n", pin, filepath.Join(t.TempDir(), "state.journal"))
+	cfg := pinnedConfig(t, "oom", strings.Replace(config, "max_sessions: 1024", "max_sessions: 65536", 1))
 	upfd := testenv.StartUPFDProcess(t, lab.UPF, cfg)
 	s := newSMF(t, lab)
 	s.associate(upfd.Log)
-	est := s.ask(establishment(s.next(), "10.45.0.2", volumeURR(1))).(*message.SessionEstablishmentResponse)
-	if c := cause(t, est.Cause); c != 1 {
-		t.Fatalf("establishment: cause %d\n%s", c, upfd.Log)
-	}
-	up, _ := est.UPFSEID.FSEID()
-	teid := createdTEID(t, est)
+	up, teid := trafficSession(t, s, upfd.Log)
 	limitMemory(t, upfd.PID(), 4<<20)
-
-	gnb := testenv.ListenUDP(t, lab.GNB, "198.18.3.1:2152")
-	dnRx := testenv.ListenUDP(t, lab.DN, "198.18.7.10:5001")
-	dnTx := testenv.ListenUDP(t, lab.DN, "198.18.7.10:5002")
 	const count, rate = 30_000, 5_000 // 6 s each way
-	upGot, downGot := receiveAsync(dnRx, count), receiveAsync(gnb, count)
-	ue := &net.UDPAddr{IP: net.IPv4(10, 45, 0, 2), Port: 40000}
-	sent := make(chan struct{})
-	go func() {
-		defer close(sent)
-		steady(count, rate, func(i int) {
-			sendUplinkFrom(t, gnb, "10.45.0.2", teid, i)
-			msg := make([]byte, 100)
-			binary.BigEndian.PutUint32(msg, uint32(i))
-			dnTx.WriteToUDP(msg, ue)
-		})
-	}()
+	traffic := bothWays(t, lab, teid, count, rate)
 
 	// Sessions, one at a time, until upfd is killed: each answered one is
 	// one the SMF knows.
@@ -85,12 +60,11 @@ func TestPrivilegedUPFDKilledByTheOOMKiller(t *testing.T) {
 	if n := sessionsIn(line); n != accepted+1 && n != accepted+2 {
 		t.Errorf("after the OOM kill, %d sessions; want the %d answered and the traffic's (and perhaps the last, unanswered)\n%s", n, accepted, second.Log)
 	}
-	<-sent
-	upN, downN := len(<-upGot), len(<-downGot)
+	upN, downN := traffic.arrived()
 	if upN != count || downN != count {
 		t.Errorf("frames lost across the OOM kill: uplink %d of %d, downlink %d of %d", upN, count, downN, count)
 	}
-	del := s.ask(message.NewSessionDeletionRequest(0, 0, up.SEID, s.next(), 0)).(*message.SessionDeletionResponse)
+	del := s.ask(message.NewSessionDeletionRequest(0, 0, up, s.next(), 0)).(*message.SessionDeletionResponse)
 	if c := cause(t, del.Cause); c != 1 {
 		t.Fatalf("deletion after the OOM kill: cause %d", c)
 	}

@@ -3,6 +3,8 @@ package scenario
 import (
 	"fmt"
 	"time"
+
+	"github.com/sluice-upf/sluice/internal/yamlfile"
 )
 
 // KindPolicing checks a UPF's QER MBR: the rate it lets through.
@@ -37,7 +39,7 @@ func (p *Policing) fields(d *decoder) []field {
 		{"tolerance", value(d, &p.Tolerance, "a percentage such as 2%", parseLimit)},
 		{"warmup", value(d, &p.Warmup, "a duration such as 1s", parseDuration)},
 		{"duration", value(d, &p.Duration, "a duration such as 3s", parseDuration)},
-		{"gate", value(d, &p.Gate, "true or false", parseBool)},
+		{"gate", value(d, &p.Gate, "true or false", yamlfile.ParseBool)},
 	}
 }
 

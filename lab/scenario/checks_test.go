@@ -119,3 +119,27 @@ func TestCheckKeysDocumented(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifySuiteWithUPF: --upf puts another UPF in the suite, in the
+// forms of a scenario's upf: key, and keeps the checks.
+func TestVerifySuiteWithUPF(t *testing.T) {
+	s, err := VerifySuite(false, "command.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, _ := VerifySuite(false, "")
+	if s.UPF.Kind != UPFCommand || !strings.Contains(s.UPF.Command, "bin/upfd --config {config}") || s.UPF.Name != "upfd as a command" {
+		t.Errorf("--upf command.yaml: UPF %+v; want command.yaml's", s.UPF)
+	}
+	if len(s.Steps) != len(own.Steps) || own.UPF.Kind != UPFBuiltIn {
+		t.Errorf("--upf command.yaml: %d steps, the suite's own %d of %s", len(s.Steps), len(own.Steps), own.UPF.Kind)
+	}
+	dir := t.TempDir()
+	bare := dir + "/upf.yaml"
+	if err := os.WriteFile(bare, []byte("kind: command\ncommand: eupf --config {config}\nconfig: \"x: 1\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := VerifySuite(true, bare); err != nil || s.UPF.Command != "eupf --config {config}" {
+		t.Errorf("--upf with the upf: mapping alone: %v, %+v", err, s)
+	}
+}

@@ -73,6 +73,7 @@ func ipv4(src, dst netip.Addr, proto uint8, id uint16, rest int) []byte {
 const (
 	gtpuFlagsE    = 0x34 // version 1, protocol type GTP, E set
 	gtpuGPDU      = 0xff
+	gtpuEndMarker = 0xfe
 	extPDUSession = 0x85
 	pduTypeUL     = 1 // UL PDU SESSION INFORMATION, in the high nibble
 )
@@ -130,4 +131,13 @@ func GPDUPayload(b []byte) (teid uint32, inner []byte, ok bool) {
 		next = b[off-1]
 	}
 	return teid, b[off:], true
+}
+
+// EndMarkerTEID reads an End Marker (TS 29.281 §7.3.2): the TEID of the
+// tunnel it ends; ok is false for anything else.
+func EndMarkerTEID(b []byte) (teid uint32, ok bool) {
+	if len(b) < gtpuMandatory || b[0]>>5 != 1 || b[0]&0x10 == 0 || b[1] != gtpuEndMarker {
+		return 0, false
+	}
+	return binary.BigEndian.Uint32(b[4:]), true
 }

@@ -83,3 +83,21 @@ func TestInnerPacketsDecode(t *testing.T) {
 		})
 	}
 }
+
+// An End Marker is told from a G-PDU and gives its TEID; anything else is
+// no End Marker.
+func TestEndMarkerTEID(t *testing.T) {
+	em := []byte{0x30, 0xfe, 0, 0, 0x12, 0x34, 0x56, 0x78} // TS 29.281 §7.3.2: no payload
+	if teid, ok := EndMarkerTEID(em); !ok || teid != 0x12345678 {
+		t.Errorf("End Marker: TEID %#x, %v; want 0x12345678, true", teid, ok)
+	}
+	for name, b := range map[string][]byte{
+		"G-PDU":     UplinkGPDU(0x12345678, 9, ICMPEcho(ueAddr, dnAddr, 1, 1, 4)),
+		"short":     em[:7],
+		"version 2": {0x50, 0xfe, 0, 0, 0, 0, 0, 1},
+	} {
+		if _, ok := EndMarkerTEID(b); ok {
+			t.Errorf("%s taken for an End Marker", name)
+		}
+	}
+}

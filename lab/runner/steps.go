@@ -29,6 +29,7 @@ var stepKinds = map[string]stepKind{
 	scenario.KindIsolation:   isolationKind{},
 	scenario.KindOverload:    overloadKind{},
 	scenario.KindAbuse:       abuseKind{},
+	scenario.KindRuleLatency: ruleLatencyKind{},
 }
 
 // A stepKind runs the steps of one kind.

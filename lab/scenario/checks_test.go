@@ -10,7 +10,7 @@ import (
 )
 
 // checkKinds are the step kinds of upflab verify.
-var checkKinds = []string{KindPolicing, KindUsage, KindIsolation, KindOverload, KindAbuse}
+var checkKinds = []string{KindPolicing, KindUsage, KindIsolation, KindOverload, KindAbuse, KindRuleLatency}
 
 // TestVerifySuites: both suites load as they are, check upfd with every
 // kind of check, the restart and the crash among them, and the short one
@@ -60,7 +60,11 @@ func TestCheckDefaults(t *testing.T) {
 	if a := s.Steps[4].Settings.(*Abuse); a.ErrorIndications.PPS != 1000 || a.Latency != 200*time.Microsecond {
 		t.Errorf("abuse defaults %+v; want 1000 Error Indications a second per CPU, p99 up to 200 µs more", a)
 	}
-	names := []string{"policing 64kbps, 1Mbps, 10Mbps, 100Mbps, 1Gbps", "usage", "isolation", "overload 5000", "gtp-u abuse"}
+	if l := s.Steps[5].Settings.(*RuleLatency); l.Sessions != 100 || l.Interval != 200*time.Microsecond || l.P99 != 50*time.Millisecond ||
+		s.Sessions.Count != 1000 {
+		t.Errorf("rule latency defaults %+v with %d sessions; want 100 timed, a datagram every 200 µs, p99 up to 50 ms, beside 1000", l, s.Sessions.Count)
+	}
+	names := []string{"policing 64kbps, 1Mbps, 10Mbps, 100Mbps, 1Gbps", "usage", "isolation", "overload 5000", "gtp-u abuse", "rule latency"}
 	for i, st := range s.Steps {
 		if st.Name != names[i] || st.ComparedToReference() {
 			t.Errorf("steps[%d]: name %q, compared to reference %v; want %q, false", i, st.Name, st.ComparedToReference(), names[i])
@@ -83,6 +87,8 @@ func TestBadChecks(t *testing.T) {
 		{"bursts of a mix", "steps:\n  - {kind: usage, size: imix}\n", `scenario.yaml:2: steps[0].size: the bursts are of one size, to count them to the byte; want e.g. 1400`},
 		{"a flood of real traffic", "steps:\n  - {kind: abuse, rate: max}\n", `scenario.yaml:2: steps[0].rate: "max" loses frames whatever the check does; give a steady rate below saturation, e.g. 20kpps`},
 		{"a flood in bits", "steps:\n  - {kind: abuse, echo_rate: 1Gbps}\n", `scenario.yaml:2: steps[0].echo_rate: "1Gbps" is a bit rate; give packets, e.g. 20kpps`},
+		{"a median above p99", "steps:\n  - {kind: rule_latency, p50: 60ms}\n", `scenario.yaml:2: steps[0].p50: 60ms is above p99's 50ms; the median cannot be`},
+		{"datagrams too far apart", "steps:\n  - {kind: rule_latency, interval: 5ms}\n", `scenario.yaml:2: steps[0].interval: 5ms is not below p50's 5ms; the datagrams must come more often than the limit they measure`},
 		{"a port out of range", "steps:\n  - {kind: isolation, tcp_ports: [80, 70000]}\n", `scenario.yaml:2: steps[0].tcp_ports[1]: "70000" is out of range; want 1 to 65535`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

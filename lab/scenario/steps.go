@@ -31,6 +31,7 @@ var kinds = []struct {
 	{KindIsolation, defaultIsolation},
 	{KindOverload, defaultOverload},
 	{KindAbuse, defaultAbuse},
+	{KindRuleLatency, defaultRuleLatency},
 }
 
 // Kinds lists the step kinds in the order the docs give them.

@@ -81,6 +81,28 @@ func (c *Client) SwitchPath(ctx context.Context, to netip.Addr) (Phase, error) {
 	return c.run(ctx, "switch to "+to.String(), c.live(), c.pathSwitch(to))
 }
 
+// SwitchPathOf moves the downlink of the sessions given (by CP SEID) to
+// the gNB at to, as SwitchPath does for every session.
+func (c *Client) SwitchPathOf(ctx context.Context, sessions []Session, to netip.Addr) (Phase, error) {
+	c.turn.Lock()
+	defer c.turn.Unlock()
+	return c.run(ctx, "switch to "+to.String(), c.mine(sessions), c.pathSwitch(to))
+}
+
+// mine are the client's own records of the established sessions given,
+// by CP SEID; those it does not hold are left out.
+func (c *Client) mine(sessions []Session) []*Session {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []*Session
+	for _, s := range sessions {
+		if x, ok := c.sessions[s.CPSEID]; ok {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
 // SetMBR sets the MBR of the first n sessions (in the order of Sessions)
 // to r, in the QER that holds the profile's session AMBR, as an SMF does
 // when the AMBR changes; nil takes it away (no limit), whatever the

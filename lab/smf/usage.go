@@ -122,14 +122,7 @@ func (u *Usage) read(kids []*ie.IE) error {
 func (c *Client) DeleteSessions(ctx context.Context, sessions []Session) (Phase, []Usage, error) {
 	c.turn.Lock()
 	defer c.turn.Unlock()
-	var mine []*Session
-	c.mu.Lock()
-	for _, s := range sessions {
-		if x, ok := c.sessions[s.CPSEID]; ok {
-			mine = append(mine, x)
-		}
-	}
-	c.mu.Unlock()
+	mine := c.mine(sessions)
 	var final []Usage
 	phase, err := c.run(ctx, "delete", mine, func(s *Session) *op {
 		o := c.deletion(s)

@@ -21,14 +21,8 @@ import (
 // meanwhile. The ones it took are deleted again.
 type overloadKind struct{}
 
-// overloadTraffic bounds the steady traffic beside the flood, and its
-// payload is small: the check is of sessions, not of bandwidth.
-// The traffic runs overloadLead before the flood and after the deletion.
-const (
-	overloadTraffic = time.Minute
-	overloadPayload = 64
-	overloadLead    = 200 * time.Millisecond
-)
+// overloadTraffic bounds the steady traffic beside the flood.
+const overloadTraffic = time.Minute
 
 func (overloadKind) run(ctx context.Context, r *runner, st scenario.Step) error {
 	o := st.Settings.(*scenario.Overload)
@@ -36,25 +30,22 @@ func (overloadKind) run(ctx context.Context, r *runner, st scenario.Step) error 
 	for _, s := range r.smf.Sessions() {
 		had[s.CPSEID] = true
 	}
-	traffic, err := r.startSteady(ctx, o.Rate.PPS, overloadPayload, overloadTraffic)
-	if err != nil {
-		return err
-	}
-	if err := traffic.flowing(ctx, overloadLead); err != nil {
-		traffic.close()
-		return err
-	}
-	phases, floodErr := r.smf.Establish(ctx, o.Sessions)
-	var fresh []smf.Session
-	for _, s := range r.smf.Sessions() {
-		if !had[s.CPSEID] {
-			fresh = append(fresh, s)
+	var (
+		phases                   []smf.Phase
+		floodErr, hbErr, dropErr error
+		heartbeat                time.Duration
+	)
+	lost, err := r.besideTraffic(ctx, o.Rate.PPS, overloadTraffic, func() {
+		phases, floodErr = r.smf.Establish(ctx, o.Sessions)
+		var fresh []smf.Session
+		for _, s := range r.smf.Sessions() {
+			if !had[s.CPSEID] {
+				fresh = append(fresh, s)
+			}
 		}
-	}
-	heartbeat, hbErr := heartbeatAfter(r)
-	_, _, dropErr := r.smf.DeleteSessions(ctx, fresh)
-	sleep(ctx, overloadLead)
-	lost, err := traffic.stop()
+		heartbeat, hbErr = heartbeatAfter(r)
+		_, _, dropErr = r.smf.DeleteSessions(ctx, fresh)
+	})
 	if err != nil {
 		return err
 	}
@@ -67,9 +58,7 @@ func (overloadKind) run(ctx context.Context, r *runner, st scenario.Step) error 
 		hb = hb.Failed(hbErr.Error())
 	}
 	checks = append(checks, hb)
-	for _, x := range lost {
-		checks = append(checks, report.AtMost("frames lost meanwhile by the sessions there, "+string(x.dir), float64(x.lost), 0, "frames").With(x.note()))
-	}
+	checks = append(checks, lossChecks("the sessions there", lost)...)
 	r.run.AddChecks(st.Header(), checks...)
 	// Refusals are the check's figures; what went wrong otherwise is not.
 	var refused *smf.CauseError

@@ -31,25 +31,15 @@ func (ruleLatencyKind) run(ctx context.Context, r *runner, st scenario.Step) err
 		return err
 	}
 	defer probe.close()
-	traffic, err := r.startSteady(ctx, x.Rate.PPS, overloadPayload, ruleTraffic)
-	if err != nil {
-		return err
-	}
-	if err := traffic.flowing(ctx, overloadLead); err != nil {
-		traffic.close()
-		return err
-	}
 	var est, mod ruleSamples
 	var refused string
-	for i := 0; i < x.Sessions && refused == "" && ctx.Err() == nil; i++ {
-		refused, err = timeRules(ctx, r, probe, x, &est, &mod)
-		if err != nil {
-			break
+	lost, trafficErr := r.besideTraffic(ctx, x.Rate.PPS, ruleTraffic, func() {
+		for i := 0; i < x.Sessions && refused == "" && err == nil && ctx.Err() == nil; i++ {
+			refused, err = timeRules(ctx, r, probe, x, &est, &mod)
+			probe.forget()
 		}
-		probe.forget()
-	}
-	lost, stopErr := traffic.stop()
-	if err = errors.Join(err, stopErr); err != nil {
+	})
+	if err = errors.Join(err, trafficErr); err != nil {
 		return err
 	}
 	var checks []report.Check
@@ -63,10 +53,7 @@ func (ruleLatencyKind) run(ctx context.Context, r *runner, st scenario.Step) err
 	} else {
 		checks = append(checks, mod.checks("Modification Response to first frame on the new path", x)...)
 	}
-	for _, l := range lost {
-		checks = append(checks, report.AtMost(fmt.Sprintf("frames lost meanwhile by the %d sessions carrying traffic, %s", len(r.sessions), l.dir),
-			float64(l.lost), 0, "frames").With(l.note()))
-	}
+	checks = append(checks, lossChecks(fmt.Sprintf("the %d sessions carrying traffic", len(r.sessions)), lost)...)
 	r.run.AddChecks(st.Header(), checks...)
 	return nil
 }

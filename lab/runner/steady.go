@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sluice-upf/sluice/lab/report"
 	"github.com/sluice-upf/sluice/lab/scenario"
 	"github.com/sluice-upf/sluice/lab/tgen"
 )
@@ -129,4 +130,39 @@ func (s *steady) close() {
 	if s.cancel != nil {
 		s.cancel()
 	}
+}
+
+// besideTraffic runs do while steady traffic at pps flows each way
+// through the run's sessions, from steadyLead before it to steadyLead
+// after, for limit at most, and gives what the traffic lost.
+func (r *runner) besideTraffic(ctx context.Context, pps float64, limit time.Duration, do func()) ([]steadyResult, error) {
+	traffic, err := r.startSteady(ctx, pps, steadyPayload, limit)
+	if err != nil {
+		return nil, err
+	}
+	if err := traffic.flowing(ctx, steadyLead); err != nil {
+		traffic.close()
+		return nil, err
+	}
+	do()
+	sleep(ctx, steadyLead)
+	return traffic.stop()
+}
+
+// steadyPayload is small: the checks under traffic are of rules and
+// sessions, not of bandwidth. The traffic runs steadyLead before and
+// after what the check does.
+const (
+	steadyPayload = 64
+	steadyLead    = 200 * time.Millisecond
+)
+
+// lossChecks are the frames the steady traffic lost, a line each way;
+// whose says whose traffic it was.
+func lossChecks(whose string, lost []steadyResult) []report.Check {
+	var out []report.Check
+	for _, x := range lost {
+		out = append(out, report.AtMost("frames lost meanwhile by "+whose+", "+string(x.dir), float64(x.lost), 0, "frames").With(x.note()))
+	}
+	return out
 }

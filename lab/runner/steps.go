@@ -30,6 +30,7 @@ var stepKinds = map[string]stepKind{
 	scenario.KindOverload:    overloadKind{},
 	scenario.KindAbuse:       abuseKind{},
 	scenario.KindRuleLatency: ruleLatencyKind{},
+	scenario.KindHandover:    handoverKind{},
 }
 
 // A stepKind runs the steps of one kind.

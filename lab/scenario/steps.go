@@ -32,6 +32,7 @@ var kinds = []struct {
 	{KindOverload, defaultOverload},
 	{KindAbuse, defaultAbuse},
 	{KindRuleLatency, defaultRuleLatency},
+	{KindHandover, defaultHandover},
 }
 
 // Kinds lists the step kinds in the order the docs give them.

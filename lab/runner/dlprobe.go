@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"sync"
 	"time"
 
@@ -204,6 +205,13 @@ func (s *send) poke() {
 	}
 }
 
+// finish waits until the burst has sent its count (or reached its limit)
+// and says how many datagrams it sent.
+func (s *send) finish() (uint64, error) {
+	<-s.done
+	return s.stop()
+}
+
 // stop ends the burst and says how many datagrams it sent.
 func (s *send) stop() (uint64, error) {
 	s.cancel()
@@ -236,14 +244,14 @@ func (p *dlProbe) first(ctx context.Context, burst, teid uint32, to netip.Addr, 
 	}
 }
 
-// arrivals are what came of burst in tunnel teid, and the tunnel's End
-// Markers, in the order the gNB got them.
-func (p *dlProbe) arrivals(burst, teid uint32) []arrival {
+// arrivals are what came of the bursts given in tunnel teid, and the
+// tunnel's End Markers, in the order the gNB got them.
+func (p *dlProbe) arrivals(teid uint32, bursts ...uint32) []arrival {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var out []arrival
 	for _, a := range p.seen {
-		if a.teid == teid && (a.endMarker || a.burst == burst) {
+		if a.teid == teid && (a.endMarker || slices.Contains(bursts, a.burst)) {
 			out = append(out, a)
 		}
 	}

@@ -72,7 +72,7 @@ func handOver(ctx context.Context, r *runner, probe *dlProbe, x *scenario.Handov
 		return cause, errors.Join(err, r.dropSessions(ctx, s))
 	}
 	sleep(ctx, drain)
-	t.add(sent, s.GNB, probe.arrivals(burst.burst, s.DownlinkTEID))
+	t.add(sent, s.GNB, probe.arrivals(s.DownlinkTEID, burst.burst))
 	return "", r.dropSessions(ctx, s)
 }
 

@@ -31,6 +31,7 @@ var stepKinds = map[string]stepKind{
 	scenario.KindAbuse:       abuseKind{},
 	scenario.KindRuleLatency: ruleLatencyKind{},
 	scenario.KindHandover:    handoverKind{},
+	scenario.KindBuffering:   bufferingKind{},
 }
 
 // A stepKind runs the steps of one kind.

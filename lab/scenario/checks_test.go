@@ -10,7 +10,7 @@ import (
 )
 
 // checkKinds are the step kinds of upflab verify.
-var checkKinds = []string{KindPolicing, KindUsage, KindIsolation, KindOverload, KindAbuse, KindRuleLatency, KindHandover}
+var checkKinds = []string{KindPolicing, KindUsage, KindIsolation, KindOverload, KindAbuse, KindRuleLatency, KindHandover, KindBuffering}
 
 // TestVerifySuites: both suites load as they are, check upfd with every
 // kind of check, the restart and the crash among them, and the short one
@@ -67,7 +67,10 @@ func TestCheckDefaults(t *testing.T) {
 	if h := s.Steps[6].Settings.(*Handover); h.Handovers != 10 || h.Before != 300*time.Millisecond || h.After != 300*time.Millisecond {
 		t.Errorf("handover defaults %+v; want 10, 300 ms on each path", h)
 	}
-	names := []string{"policing 64kbps, 1Mbps, 10Mbps, 100Mbps, 1Gbps", "usage", "isolation", "overload 5000", "gtp-u abuse", "rule latency", "handover"}
+	if b := s.Steps[7].Settings.(*Buffering); b.Frames != 32 || b.Bound != 64 || b.Overflow != 32 || b.Hold != 500*time.Millisecond {
+		t.Errorf("buffering defaults %+v; want 32 frames within a bound of 64, 32 past it, 500 ms", b)
+	}
+	names := []string{"policing 64kbps, 1Mbps, 10Mbps, 100Mbps, 1Gbps", "usage", "isolation", "overload 5000", "gtp-u abuse", "rule latency", "handover", "buffering"}
 	for i, st := range s.Steps {
 		if st.Name != names[i] || st.ComparedToReference() {
 			t.Errorf("steps[%d]: name %q, compared to reference %v; want %q, false", i, st.Name, st.ComparedToReference(), names[i])
@@ -93,6 +96,7 @@ func TestBadChecks(t *testing.T) {
 		{"a median above p99", "steps:\n  - {kind: rule_latency, p50: 60ms}\n", `scenario.yaml:2: steps[0].p50: 60ms is above p99's 50ms; the median cannot be`},
 		{"datagrams too far apart", "steps:\n  - {kind: rule_latency, interval: 5ms}\n", `scenario.yaml:2: steps[0].interval: 5ms is not below p50's 5ms; the datagrams must come more often than the limit they measure`},
 		{"a path too short", "steps:\n  - {kind: handover, interval: 1ms, after: 5ms}\n", `scenario.yaml:2: steps[0].after: 5ms is less than 10 datagrams at interval 1ms; give each path some frames to lose`},
+		{"more frames than the bound", "steps:\n  - {kind: buffering, frames: 100}\n", `scenario.yaml:2: steps[0].frames: 100 is more than the bound of 64; the frames within it must all arrive, so send at most that many (overflow sends more)`},
 		{"a port out of range", "steps:\n  - {kind: isolation, tcp_ports: [80, 70000]}\n", `scenario.yaml:2: steps[0].tcp_ports[1]: "70000" is out of range; want 1 to 65535`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

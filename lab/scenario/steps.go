@@ -33,6 +33,7 @@ var kinds = []struct {
 	{KindAbuse, defaultAbuse},
 	{KindRuleLatency, defaultRuleLatency},
 	{KindHandover, defaultHandover},
+	{KindBuffering, defaultBuffering},
 }
 
 // Kinds lists the step kinds in the order the docs give them.

@@ -21,6 +21,10 @@ type Rules struct {
 	// Buffer makes the downlink FAR buffer and notify the SMF (BUFF|NOCP)
 	// instead of forwarding.
 	Buffer bool
+	// BufferCount, with Buffer, gives the FAR a BAR that suggests this
+	// many frames be buffered (Suggested Buffering Packets Count,
+	// §8.2.67); 0: no BAR, the UPF's own bound.
+	BufferCount uint8
 }
 
 // URR is a URR's measurement and reporting triggers (§8.2.19), all on the
@@ -91,4 +95,17 @@ func (c *Client) EstablishWith(ctx context.Context, n int, r Rules) ([]Session, 
 	}
 	c.mu.Unlock()
 	return out, phase, err
+}
+
+// Forward makes the downlink FAR of the sessions given (by CP SEID), made
+// with Rules.Buffer, forward again, as an SMF does once the UE is
+// reachable: the UPF sends what it buffered (§5.2.4.2).
+func (c *Client) Forward(ctx context.Context, sessions []Session) (Phase, error) {
+	c.turn.Lock()
+	defer c.turn.Unlock()
+	return c.run(ctx, "forward", c.mine(sessions), func(s *Session) *op {
+		return &op{sess: s, msg: modification(s, []*ie.IE{
+			ie.NewUpdateFAR(ie.NewFARID(plainDownlinkFAR), ie.NewApplyAction(actionForward)),
+		})}
+	})
 }

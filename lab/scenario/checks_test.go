@@ -10,7 +10,7 @@ import (
 )
 
 // checkKinds are the step kinds of upflab verify.
-var checkKinds = []string{KindPolicing, KindUsage, KindIsolation, KindOverload, KindAbuse, KindRuleLatency, KindHandover, KindBuffering}
+var checkKinds = []string{KindPolicing, KindUsage, KindIsolation, KindOverload, KindAbuse, KindRuleLatency, KindHandover, KindBuffering, KindChurnUnderTraffic}
 
 // TestVerifySuites: both suites load as they are, check upfd with every
 // kind of check, the restart and the crash among them, and the short one
@@ -70,7 +70,8 @@ func TestCheckDefaults(t *testing.T) {
 	if b := s.Steps[7].Settings.(*Buffering); b.Frames != 32 || b.Bound != 64 || b.Overflow != 32 || b.Hold != 500*time.Millisecond {
 		t.Errorf("buffering defaults %+v; want 32 frames within a bound of 64, 32 past it, 500 ms", b)
 	}
-	names := []string{"policing 64kbps, 1Mbps, 10Mbps, 100Mbps, 1Gbps", "usage", "isolation", "overload 5000", "gtp-u abuse", "rule latency", "handover", "buffering"}
+	names := []string{"policing 64kbps, 1Mbps, 10Mbps, 100Mbps, 1Gbps", "usage", "isolation", "overload 5000", "gtp-u abuse", "rule latency", "handover", "buffering",
+		"churn 100/s under traffic"}
 	for i, st := range s.Steps {
 		if st.Name != names[i] || st.ComparedToReference() {
 			t.Errorf("steps[%d]: name %q, compared to reference %v; want %q, false", i, st.Name, st.ComparedToReference(), names[i])

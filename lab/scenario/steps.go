@@ -34,6 +34,7 @@ var kinds = []struct {
 	{KindRuleLatency, defaultRuleLatency},
 	{KindHandover, defaultHandover},
 	{KindBuffering, defaultBuffering},
+	{KindChurnUnderTraffic, defaultChurnUnderTraffic},
 }
 
 // Kinds lists the step kinds in the order the docs give them.

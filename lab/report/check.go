@@ -31,6 +31,10 @@ type Check struct {
 	// Note says what the figure is made of, why it failed, or, refused,
 	// the UPF's cause.
 	Note string `json:"note,omitempty"`
+	// Host marks a failure of the lab's host, not of the UPF: it could
+	// not make the conditions the check needs (a generator starved of
+	// CPU offered too little), so the figure says nothing of the UPF.
+	Host bool `json:"host,omitempty"`
 }
 
 // Between is a check that figure lies in [lo, hi], in unit.
@@ -58,6 +62,15 @@ func RefusedCheck(name, cause string) Check {
 // (the control traffic did not arrive, no report came), as why says.
 func (c Check) Failed(why string) Check {
 	c.Verdict, c.Note = Fail, why
+	return c
+}
+
+// HostLimited is c failed because the lab's host could not make the
+// conditions the check needs, as why says: not the UPF's failure, but no
+// pass either.
+func (c Check) HostLimited(why string) Check {
+	c = c.Failed(why)
+	c.Host = true
 	return c
 }
 
@@ -149,6 +162,19 @@ func (r *Run) Verdicts() map[Verdict]int {
 	return n
 }
 
+// hostFailures counts the run's checks that failed for the lab's host.
+func hostFailures(run *Run) int {
+	n := 0
+	for _, s := range run.Steps {
+		for _, c := range s.Checks {
+			if c.Verdict == Fail && c.Host {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 // checkKind writes the scorecard: every check of the run, in one table.
 type checkKind struct{}
 
@@ -166,7 +192,11 @@ func (checkKind) section(b *strings.Builder, run *Run) {
 	}
 	t.write(b)
 	n := run.Verdicts()
-	fmt.Fprintf(b, "%d checks: %d pass, %d fail, %d refused.\n\n", n[Pass]+n[Fail]+n[Refused], n[Pass], n[Fail], n[Refused])
+	fmt.Fprintf(b, "%d checks: %d pass, %d fail, %d refused.", n[Pass]+n[Fail]+n[Refused], n[Pass], n[Fail], n[Refused])
+	if host := hostFailures(run); host > 0 {
+		fmt.Fprintf(b, " %d of the failures are the lab host's: it could not make the conditions the check needs.", host)
+	}
+	b.WriteString("\n\n")
 }
 
 // rows are a row per check.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -99,5 +100,22 @@ func TestVerdictsCount(t *testing.T) {
 	n := scorecardRun(UPF{Name: "upfd"}, 0).Verdicts()
 	if n[Pass] != 3 || n[Fail] != 1 || n[Refused] != 1 {
 		t.Errorf("verdicts %v; want 3 pass, 1 fail, 1 refused", n)
+	}
+}
+
+// A failure the host caused counts as a failure, and the scorecard says
+// how many of them were the host's.
+func TestHostFailures(t *testing.T) {
+	run := &Run{Steps: []Step{{Header: Header{Name: "policing"}, Checks: []Check{
+		Between("MBR 1Mbps uplink", 100, 98, 102, "% of MBR"),
+		Between("MBR 1Mbps downlink", 63, 98, 102, "% of MBR").HostLimited("the generator's offer fell to the MBR"),
+	}}}}
+	if n := run.Verdicts(); n[Fail] != 1 || n[Pass] != 1 {
+		t.Errorf("verdicts %v; want 1 pass, 1 fail", n)
+	}
+	var b strings.Builder
+	checkKind{}.section(&b, run)
+	if !strings.Contains(b.String(), "2 checks: 1 pass, 1 fail, 0 refused. 1 of the failures are the lab host's") {
+		t.Errorf("scorecard:\n%s", b.String())
 	}
 }

@@ -14,7 +14,8 @@ import (
 
 // upfd passes every check of the short suite, the one upflab verify
 // --short runs: CI's scorecard. A check's verdict is the UPF's behaviour
-// against exact counts, not the machine's speed.
+// against exact counts, not the machine's speed: a line whose conditions
+// the host could not make (report.Check.Host) is logged, not judged.
 func TestPrivilegedVerifyShort(t *testing.T) {
 	testenv.RequirePrivileges(t)
 	s, err := scenario.VerifySuite(true, "")
@@ -39,6 +40,10 @@ func TestPrivilegedVerifyShort(t *testing.T) {
 		}
 		for _, c := range st.Checks {
 			t.Logf("%s: %s: %s (limit %s) %s", st.Name, c.Name, c.FigureText(), c.LimitText(), c.Note)
+			if c.Host {
+				t.Logf("%s: %s: not judged, the host could not make its conditions: %s", st.Name, c.Name, c.Note)
+				continue
+			}
 			if c.Verdict != report.Pass {
 				t.Errorf("%s: %s: %s, %s against %s: %s", st.Name, c.Name, c.Verdict, c.FigureText(), c.LimitText(), c.Note)
 			}

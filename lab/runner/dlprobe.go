@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -269,4 +270,24 @@ func (p *dlProbe) close() {
 	p.gnb.Close()
 	p.dn.Close()
 	<-p.done
+}
+
+// probeEach runs one up to n times, with a probe whose sightings each run
+// starts afresh, beside steady traffic at pps through the run's sessions
+// (for limit at most); it stops at the first refusal, one's cause, or
+// error, and gives what the traffic lost.
+func (r *runner) probeEach(ctx context.Context, pps float64, limit time.Duration, n int,
+	one func(*dlProbe) (string, error)) (lost []steadyResult, refused string, err error) {
+	probe, err := newDLProbe(r.lab)
+	if err != nil {
+		return nil, "", err
+	}
+	defer probe.close()
+	lost, trafficErr := r.besideTraffic(ctx, pps, limit, func() {
+		for i := 0; i < n && refused == "" && err == nil && ctx.Err() == nil; i++ {
+			refused, err = one(probe)
+			probe.forget()
+		}
+	})
+	return lost, refused, errors.Join(err, trafficErr)
 }

@@ -26,20 +26,11 @@ const handoverTraffic = 10 * time.Minute
 
 func (handoverKind) run(ctx context.Context, r *runner, st scenario.Step) error {
 	x := st.Settings.(*scenario.Handover)
-	probe, err := newDLProbe(r.lab)
-	if err != nil {
-		return err
-	}
-	defer probe.close()
 	var tally handoverTally
-	var refused string
-	lost, trafficErr := r.besideTraffic(ctx, x.Rate.PPS, handoverTraffic, func() {
-		for i := 0; i < x.Handovers && refused == "" && err == nil && ctx.Err() == nil; i++ {
-			refused, err = handOver(ctx, r, probe, x, &tally)
-			probe.forget()
-		}
+	lost, refused, err := r.probeEach(ctx, x.Rate.PPS, handoverTraffic, x.Handovers, func(probe *dlProbe) (string, error) {
+		return handOver(ctx, r, probe, x, &tally)
 	})
-	if err = errors.Join(err, trafficErr); err != nil {
+	if err != nil {
 		return err
 	}
 	checks := tally.checks(refused)

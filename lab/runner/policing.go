@@ -55,14 +55,24 @@ func (r *runner) policeAt(ctx context.Context, p *scenario.Policing, rate scenar
 	if err != nil {
 		return nil, err
 	}
+	return r.eachDirection(ctx, p, s, cause, func(dir scenario.Direction) string { return fmt.Sprintf("MBR %s %s", rate, dir) },
+		func(dir scenario.Direction, name string) (report.Check, error) {
+			return r.delivered(ctx, p, dir, tgenSession(s), float64(kbps)*1e3, name)
+		})
+}
+
+// eachDirection measures the check's session s each way the step asks,
+// a line each named by name, refused with the UPF's cause if it refused
+// s; then deletes s.
+func (r *runner) eachDirection(ctx context.Context, p *scenario.Policing, s smf.Session, cause string,
+	name func(scenario.Direction) string, measure func(dir scenario.Direction, name string) (report.Check, error)) ([]report.Check, error) {
 	var out []report.Check
 	for _, dir := range p.Direction.Each() {
-		name := fmt.Sprintf("MBR %s %s", rate, dir)
 		if cause != "" {
-			out = append(out, report.RefusedCheck(name, cause))
+			out = append(out, report.RefusedCheck(name(dir), cause))
 			continue
 		}
-		c, err := r.delivered(ctx, p, dir, tgenSession(s), float64(kbps)*1e3, name)
+		c, err := measure(dir, name(dir))
 		if err != nil {
 			return out, errors.Join(err, r.dropSessions(ctx, s))
 		}
@@ -233,23 +243,10 @@ func (r *runner) closedGate(ctx context.Context, p *scenario.Policing) ([]report
 	if err != nil {
 		return nil, err
 	}
-	var out []report.Check
-	for _, dir := range p.Direction.Each() {
-		name := "gate closed " + string(dir)
-		if cause != "" {
-			out = append(out, report.RefusedCheck(name, cause))
-			continue
-		}
-		c, err := r.gateLeak(ctx, dir, tgenSession(s), name)
-		if err != nil {
-			return out, errors.Join(err, r.dropSessions(ctx, s))
-		}
-		out = append(out, c)
-	}
-	if cause != "" {
-		return out, nil
-	}
-	return out, r.dropSessions(ctx, s)
+	return r.eachDirection(ctx, p, s, cause, func(dir scenario.Direction) string { return "gate closed " + string(dir) },
+		func(dir scenario.Direction, name string) (report.Check, error) {
+			return r.gateLeak(ctx, dir, tgenSession(s), name)
+		})
 }
 
 // gatePPS is what a closed gate is offered: enough to see any leak.

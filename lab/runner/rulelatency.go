@@ -26,20 +26,11 @@ const ruleTraffic = 5 * time.Minute
 
 func (ruleLatencyKind) run(ctx context.Context, r *runner, st scenario.Step) error {
 	x := st.Settings.(*scenario.RuleLatency)
-	probe, err := newDLProbe(r.lab)
-	if err != nil {
-		return err
-	}
-	defer probe.close()
 	var est, mod ruleSamples
-	var refused string
-	lost, trafficErr := r.besideTraffic(ctx, x.Rate.PPS, ruleTraffic, func() {
-		for i := 0; i < x.Sessions && refused == "" && err == nil && ctx.Err() == nil; i++ {
-			refused, err = timeRules(ctx, r, probe, x, &est, &mod)
-			probe.forget()
-		}
+	lost, refused, err := r.probeEach(ctx, x.Rate.PPS, ruleTraffic, x.Sessions, func(probe *dlProbe) (string, error) {
+		return timeRules(ctx, r, probe, x, &est, &mod)
 	})
-	if err = errors.Join(err, trafficErr); err != nil {
+	if err != nil {
 		return err
 	}
 	var checks []report.Check

@@ -222,23 +222,34 @@ func (d *duplex) periodic(ctx context.Context, u *scenario.Usage, t *tally) erro
 				return err
 			}
 		}
-		rep, err := d.next(ctx, wait)
-		if errors.Is(err, errNoReport) {
-			t.missing = fmt.Sprintf("periodic report %d of %d did not come within %s", k+1, u.Reports+1, wait)
-			return nil
-		}
-		if err != nil {
+		missing := fmt.Sprintf("periodic report %d of %d did not come within %s", k+1, u.Reports+1, wait)
+		if came, err := d.tallyNext(ctx, wait, &last, t, missing); !came || err != nil {
 			return err
 		}
-		now, err := d.volumes()
-		if err != nil {
-			return err
-		}
-		up, down := since(last, now)
-		t.add(rep, up, down)
-		last = now
 	}
 	return nil
+}
+
+// tallyNext waits up to wait for the next report and tallies it against
+// what the sinks counted since last, which it moves on; a report that
+// does not come is t's missing, and came is false.
+func (d *duplex) tallyNext(ctx context.Context, wait time.Duration, last *[2]smf.Volume, t *tally, missing string) (came bool, err error) {
+	rep, err := d.next(ctx, wait)
+	if errors.Is(err, errNoReport) {
+		t.missing = missing
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	now, err := d.volumes()
+	if err != nil {
+		return false, err
+	}
+	up, down := since(*last, now)
+	t.add(rep, up, down)
+	*last = now
+	return true, nil
 }
 
 func (d *duplex) volumes() ([2]smf.Volume, error) {
@@ -268,21 +279,10 @@ func (d *duplex) threshold(ctx context.Context, u *scenario.Usage, t *tally) err
 		if err := sendBurst(ctx, d.flights[0], d.cpus[0], cross, burstPPS); err != nil {
 			return err
 		}
-		rep, err := d.next(ctx, 2*time.Second)
-		if errors.Is(err, errNoReport) {
-			t.missing = fmt.Sprintf("no report within 2s of crossing the threshold, round %d", k+1)
-			return nil
-		}
-		if err != nil {
+		missing := fmt.Sprintf("no report within 2s of crossing the threshold, round %d", k+1)
+		if came, err := d.tallyNext(ctx, 2*time.Second, &last, t, missing); !came || err != nil {
 			return err
 		}
-		now, err := d.volumes()
-		if err != nil {
-			return err
-		}
-		up, down := since(last, now)
-		t.add(rep, up, down)
-		last = now
 	}
 	return nil
 }

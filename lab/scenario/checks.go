@@ -48,20 +48,7 @@ func (v *validator) withPFCP(path string, s *Scenario) {
 }
 
 // parseLimit reads a check's limit in percent: "2%", or "0".
-func parseLimit(s string) (float64, error) {
-	text := strings.TrimSpace(s)
-	number, hasSign := strings.CutSuffix(text, "%")
-	v, err := strconv.ParseFloat(strings.TrimSpace(number), 64)
-	switch {
-	case err != nil || math.IsNaN(v) || math.IsInf(v, 0):
-		return 0, fmt.Errorf("%s is not a percentage; want e.g. 2%% or 0.1%%", yamlfile.Quote(s))
-	case !hasSign && v != 0:
-		return 0, fmt.Errorf("%s has no %%; write it as a percentage, e.g. %s%%", yamlfile.Quote(s), number)
-	case v < 0 || v >= 100:
-		return 0, fmt.Errorf("%s is out of range; want 0%% or more, below 100%%", yamlfile.Quote(s))
-	}
-	return v, nil
-}
+var parseLimit = percentage("e.g. 2% or 0.1%")
 
 // byteUnits are the units of a volume, lower-cased, decimal as TS 29.244
 // counts octets.

@@ -13,7 +13,7 @@ func init() {
 	register("verify", "check what a UPF does against exact counts: the scorecard of upfd, or of --upf", runVerify)
 }
 
-const verifySynopsis = "[--short] [--upf upfd|reference|FILE.yaml] [--out DIR]"
+const verifySynopsis = "[--short] [--upf upfd|reference|FILE.yaml] [--out DIR] [--lab NAME]"
 
 // runVerify runs the suite of checks (lab/scenario/verify.yaml) against
 // a UPF, prints the scorecard and writes it as the suite's outputs say;
@@ -27,6 +27,7 @@ func runVerify(args []string) error {
 	upfd := fs.String("upfd", "", "the upfd binary (default: upfd beside upflab, else on PATH)")
 	out := fs.String("out", "", "results directory (default: upflab-results/verify-TIME)")
 	keep := fs.Bool("keep", false, "leave the lab's namespaces up afterwards")
+	lab := fs.String("lab", "", "the lab's namespaces are `NAME`-smf, -gnb, -upf, -dn (default: the suite's, upflab): another name runs beside a lab of that one")
 	showSuite := fs.Bool("show-suite", false, "print the suite's checks and exit")
 	files, err := parseWithFiles(fs, args)
 	if err != nil {
@@ -43,6 +44,11 @@ func runVerify(args []string) error {
 	s, err := scenario.VerifySuite(*short, *upf)
 	if err != nil {
 		return err
+	}
+	if *lab != "" {
+		if err := s.SetLab(*lab); err != nil {
+			return err
+		}
 	}
 	run, err := execute(s, *upfd, *out, *keep)
 	if run == nil {

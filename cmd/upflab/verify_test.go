@@ -62,6 +62,7 @@ func TestVerifyRefusesBadInput(t *testing.T) {
 		{[]string{"--upf", noUPF}, "want a mapping with a upf: key"},
 		{[]string{"--upf", badKind}, `"eupf" is not a UPF kind`},
 		{[]string{"--upf", "reference"}, "the reference forwarder does not speak"},
+		{[]string{"--lab", "bad name!"}, "--lab: "},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			err := runVerify(tc.args)

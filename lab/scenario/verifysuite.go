@@ -66,3 +66,14 @@ func upfNode(upf string) (*yaml.Node, error) {
 	}
 	return root, nil
 }
+
+// SetLab names the lab's namespaces NAME-smf, -gnb, -upf and -dn, as
+// topology.name does, so that a run goes beside a lab of another name.
+func (s *Scenario) SetLab(name string) error {
+	n, err := parseName(24)(name)
+	if err != nil {
+		return fmt.Errorf("--lab: %w", err)
+	}
+	s.Topology.Name = n
+	return nil
+}

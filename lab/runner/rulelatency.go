@@ -73,8 +73,8 @@ func timeRules(ctx context.Context, r *runner, probe *dlProbe, x *scenario.RuleL
 	default:
 		switched := time.Now()
 		burst.poke()
-		// A frame at the new address before the Response counts as none
-		// at all: the rule took effect before the UPF said so.
+		// A frame at the new address before the Response counts 0: the
+		// rule took effect before the UPF said so.
 		first, err = probe.first(ctx, burst.burst, s.DownlinkTEID, topo.GNB2N3, asked, x.Timeout)
 		mod.add(switched, first, err)
 	}

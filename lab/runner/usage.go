@@ -127,6 +127,11 @@ type tally struct {
 	reported, received   [2]smf.Volume // uplink, downlink
 	bytesOff, packetsOff [2]uint64
 	missing              string // why a report that should have come did not
+	// lastAt is when the last report came; late counts the bursts that
+	// ended too near the next report's time (periodic): a host that late
+	// may see a report taken in the middle of a burst.
+	lastAt time.Time
+	late   int
 }
 
 // add compares report u with what the sinks received since the last
@@ -158,6 +163,16 @@ func (t *tally) checks(what string) []report.Check {
 		packets := report.AtMost(what+" "+dir+": packets off", float64(t.packetsOff[i]), 0, "packets")
 		if t.missing != "" {
 			bytes, packets = bytes.Failed(t.missing), packets.Failed(t.missing)
+		}
+		if t.late > 0 {
+			late := fmt.Sprintf("%s; %d of the bursts ended more than half a period after the report before them: the host was late, and a report may have been taken in the middle of one",
+				note, t.late)
+			if bytes.Verdict == report.Fail {
+				bytes = bytes.HostLimited(late)
+			}
+			if packets.Verdict == report.Fail {
+				packets = packets.HostLimited(late)
+			}
 		}
 		out = append(out, bytes, packets)
 	}
@@ -221,6 +236,9 @@ func (d *duplex) periodic(ctx context.Context, u *scenario.Usage, t *tally) erro
 			if err := d.burst(ctx, u.Burst); err != nil {
 				return err
 			}
+			if time.Since(t.lastAt) > u.Period/2 {
+				t.late++
+			}
 		}
 		missing := fmt.Sprintf("periodic report %d of %d did not come within %s", k+1, u.Reports+1, wait)
 		if came, err := d.tallyNext(ctx, wait, &last, t, missing); !came || err != nil {
@@ -248,7 +266,7 @@ func (d *duplex) tallyNext(ctx context.Context, wait time.Duration, last *[2]smf
 	}
 	up, down := since(*last, now)
 	t.add(rep, up, down)
-	*last = now
+	*last, t.lastAt = now, rep.At
 	return true, nil
 }
 

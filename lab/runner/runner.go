@@ -126,12 +126,19 @@ func (r *runner) all(ctx context.Context) (err error) {
 }
 
 // up builds a lab, and at the end of the run, unless kept, tears it down.
+// A lab that was up already (`upflab topo up`, or another run's) is used
+// and left up: it is not this run's to remove.
 func (r *runner) up(o topo.Options) (topo.Lab, error) {
+	_, err := topo.Show(o.Name)
+	wasUp := err == nil
 	lab, err := topo.Up(o)
 	if err != nil {
 		return lab, err
 	}
-	if !r.o.Keep {
+	switch {
+	case wasUp:
+		r.progress("lab %s was up already: used, and left up", o.Name)
+	case !r.o.Keep:
 		r.teardown = append(r.teardown, func() error { return topo.Down(o.Name) })
 	}
 	return lab, nil

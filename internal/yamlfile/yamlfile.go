@@ -3,8 +3,10 @@
 // "file:line: key: what is wrong; what to write instead".
 //
 // It holds what upfd's config reader and the lab's scenario reader share:
-// reading the file's one document, the line of every key path, and the
-// wording of the problems both report alike.
+// reading the file's one document, the line of every key path, the walk
+// over its mappings and lists (Decoder), and the parsers of the values both
+// take (numbers, counts, durations, bit rates, booleans), so that the two
+// read a value alike and word its problems alike.
 package yamlfile
 
 import (
@@ -307,17 +309,6 @@ func OrList(words []string) string {
 		return strings.Join(words, "")
 	}
 	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
-}
-
-// ParseBool reads true or false, as YAML 1.2 writes them (not yes, on, 1).
-func ParseBool(s string) (bool, error) {
-	switch s {
-	case "true":
-		return true, nil
-	case "false":
-		return false, nil
-	}
-	return false, fmt.Errorf("%s is not true or false", Quote(s))
 }
 
 // Quote shows a value from the file in an error: quoted, so that it stays on

@@ -55,12 +55,28 @@ func (d *Decoder) Mapping(n *yaml.Node, path, what string, fields []Field, other
 	if err := d.Want(n, yaml.MappingNode, path, mappingShape(what, known)); err != nil {
 		return err
 	}
-	unknown := func(key string) (string, string) {
-		return ShowKey(key), unknownKey(key, what, known, others)
+	firstLine := map[string]int{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key, value := n.Content[i], n.Content[i+1]
+		switch {
+		case key.Kind != yaml.ScalarNode:
+			return d.Fail(key.Line, path, "a key is %s; keys are plain names: %s", KindName(key), OrList(known))
+		case key.ShortTag() == "!!merge":
+			return d.Fail(key.Line, KeyPath(path, "<<"), "merge keys are not supported; write the keys out in full")
+		case !slices.Contains(known, key.Value):
+			return d.Fail(key.Line, KeyPath(path, ShowKey(key.Value)), "%s", unknownKey(key.Value, what, known, others))
+		}
+		if first, seen := firstLine[key.Value]; seen {
+			return d.Fail(key.Line, KeyPath(path, key.Value), "set twice (first on line %d); keep one", first)
+		}
+		sub := KeyPath(path, key.Value)
+		firstLine[key.Value] = key.Line
+		d.Src.Lines[sub] = key.Line
+		if err := fields[slices.Index(known, key.Value)].Set(value, sub); err != nil {
+			return err
+		}
 	}
-	return d.Src.EachKey(n, path, known, unknown, func(key string, value *yaml.Node, sub string) error {
-		return fields[slices.Index(known, key)].Set(value, sub)
-	})
+	return nil
 }
 
 // mappingShape says what a mapping of the keys known looks like: "pfcp

@@ -16,7 +16,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -126,38 +125,6 @@ func (s *Source) Item(path string, i int, item *yaml.Node) string {
 func (s *Source) EachItem(n *yaml.Node, path string, each func(item *yaml.Node, path string) error) error {
 	for i, item := range n.Content {
 		if err := each(item, s.Item(path, i, item)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// EachKey runs set on each key of the mapping n at path, in file order,
-// recording the line of each. It refuses keys that are not plain names,
-// merge keys, keys set twice and keys not in known; for those, unknown
-// returns the key as the error shows it and the message.
-func (s *Source) EachKey(n *yaml.Node, path string, known []string,
-	unknown func(key string) (shown, msg string),
-	set func(key string, value *yaml.Node, path string) error) error {
-	firstLine := map[string]int{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		key, value := n.Content[i], n.Content[i+1]
-		switch {
-		case key.Kind != yaml.ScalarNode:
-			return s.Errorf(key.Line, path, "a key is %s; keys are plain names: %s", KindName(key), OrList(known))
-		case key.ShortTag() == "!!merge":
-			return s.Errorf(key.Line, KeyPath(path, "<<"), "merge keys are not supported; write the keys out in full")
-		case !slices.Contains(known, key.Value):
-			shown, msg := unknown(key.Value)
-			return s.Errorf(key.Line, KeyPath(path, shown), "%s", msg)
-		}
-		if first, seen := firstLine[key.Value]; seen {
-			return s.Errorf(key.Line, KeyPath(path, key.Value), "set twice (first on line %d); keep one", first)
-		}
-		sub := KeyPath(path, key.Value)
-		firstLine[key.Value] = key.Line
-		s.Lines[sub] = key.Line
-		if err := set(key.Value, value, sub); err != nil {
 			return err
 		}
 	}

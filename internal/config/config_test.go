@@ -659,7 +659,7 @@ func TestParseErrors(t *testing.T) {
 	}, {
 		name: "n1 too large for a number",
 		text: "pfcp:\n  n1: 99999999999999999999\n",
-		want: `upfd.yaml:2: pfcp.n1: 99999999999999999999 is out of range; want 1 or more`,
+		want: `upfd.yaml:2: pfcp.n1: "99999999999999999999" is out of range; want 1 or more`,
 	}, {
 		name: "heartbeat retries zero",
 		text: "pfcp:\n  heartbeat_retries: 0\n",

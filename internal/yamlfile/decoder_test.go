@@ -37,7 +37,7 @@ func TestDecoderErrors(t *testing.T) {
 		{"<<: {count: 1}\n", "f.yaml:1: <<: merge keys are not supported; write the keys out in full"},
 		{"[a]: 1\n", "f.yaml:1: a key is a list; keys are plain names: count, waits or name"},
 		{"count: [3]\n", "f.yaml:1: count: got a list; want a number such as 3"},
-		{"count: 10\n", "f.yaml:1: count: 10 is out of range; want 1 to 9"},
+		{"count: 10\n", `f.yaml:1: count: "10" is out of range; want 1 to 9`},
 		{"waits: 2s\n", "f.yaml:1: waits: got a single value; want a list of durations"},
 		{"waits:\n  - 2s\n  - 3\n", `f.yaml:3: waits[1]: "3" has no unit; write it with one, e.g. 3s or 3ms`},
 		{"name: &a x\ncount: *a\n", "f.yaml:2: count: aliases are not supported; write the value out in full"},

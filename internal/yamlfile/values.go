@@ -62,7 +62,7 @@ func ParseWhole(s, want string) (int, error) {
 	n, err := strconv.Atoi(digits)
 	if err != nil {
 		// Only a number too large fails here; Number keeps it to digits.
-		return 0, fmt.Errorf("%s is out of range; want %s", s, want)
+		return 0, fmt.Errorf("%s is out of range; want %s", Quote(s), want)
 	}
 	return n, nil
 }
@@ -72,7 +72,7 @@ func ParseCount(r Range) func(string) (int, error) {
 	return func(s string) (int, error) {
 		n, err := ParseWhole(s, r.String())
 		if err == nil && !r.Holds(n) {
-			return 0, fmt.Errorf("%s is out of range; want %s", s, r)
+			return 0, fmt.Errorf("%s is out of range; want %s", Quote(s), r)
 		}
 		return n, err
 	}

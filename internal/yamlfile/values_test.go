@@ -39,11 +39,11 @@ func TestNumber(t *testing.T) {
 func TestParseCount(t *testing.T) {
 	parse := ParseCount(Range{Min: 1, Max: 64})
 	for text, want := range map[string]string{
-		"100":                  "100 is out of range; want 1 to 64",
-		"0":                    "0 is out of range; want 1 to 64",
+		"100":                  `"100" is out of range; want 1 to 64`,
+		"0":                    `"0" is out of range; want 1 to 64`,
 		"many":                 `"many" is not a whole number; want 1 to 64`,
 		"1__0":                 `"1__0" is not a whole number; want 1 to 64`,
-		"99999999999999999999": "99999999999999999999 is out of range; want 1 to 64",
+		"99999999999999999999": `"99999999999999999999" is out of range; want 1 to 64`,
 	} {
 		if _, err := parse(text); err == nil || err.Error() != want {
 			t.Errorf("%q: got %v; want %s", text, err, want)

@@ -65,7 +65,7 @@ func TestBadFiles(t *testing.T) {
 		{"loss tolerance without %", "steps:\n  - kind: ndr\n    loss_tolerance: 0.005\n", `scenario.yaml:3: steps[0].loss_tolerance: "0.005" has no %; write it as a percentage, e.g. 0.005%`},
 		{"loss tolerance of 100%", "steps:\n  - kind: ndr\n    loss_tolerance: 100%\n", `scenario.yaml:3: steps[0].loss_tolerance: "100%" is out of range; want 0% or more, below 100%`},
 		{"resolution flat out", "steps:\n  - kind: ndr\n    resolution: max\n", `scenario.yaml:3: steps[0].resolution: "max" is not a rate; want e.g. 1Mpps, 500kpps, 2Gbps`},
-		{"iterations", "steps:\n  - kind: ndr\n    max_iterations: 100\n", `scenario.yaml:3: steps[0].max_iterations: 100 is out of range; want 1 to 64`},
+		{"iterations", "steps:\n  - kind: ndr\n    max_iterations: 100\n", `scenario.yaml:3: steps[0].max_iterations: "100" is out of range; want 1 to 64`},
 		{"profile", "sessions:\n  profile: oai\n" + steps, `scenario.yaml:2: sessions.profile: "oai" is not a profile; want plain, open5gs or free5gc`},
 		{"format", "outputs:\n  formats: [json, pdf]\n" + steps, `scenario.yaml:2: outputs.formats[1]: "pdf" is not a format; want json, csv, md or png`},
 		{"lab name", "topology:\n  name: my lab\n" + steps, `scenario.yaml:2: topology.name: "my lab" has ' '; use only letters, digits, '-' and '_'`},

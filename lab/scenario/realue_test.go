@@ -90,7 +90,7 @@ func TestRealUEErrors(t *testing.T) {
 		{"MBR below a kbit/s", "steps:\n  - {kind: iperf, mbr: 500bps}\n",
 			`scenario.yaml:2: steps[0].mbr[0]: "500bps" is below 1kbps, the least an MBR carries; want e.g. 10Mbps`},
 		{"too many UEs", "steps:\n  - {kind: iperf, ues: 300}\n",
-			`scenario.yaml:2: steps[0].ues[0]: 300 is out of range; want 1 to 256`},
+			`scenario.yaml:2: steps[0].ues[0]: "300" is out of range; want 1 to 256`},
 		{"a subscribers key", "steps:\n  - {kind: iperf, per_second: 3}\n",
 			`scenario.yaml:2: steps[0].per_second: a key of churn steps, not here; an iperf step takes kind, name, ues, streams, protocols, direction, duration, udp_rate, mbr or ceiling`},
 		{"a web flow too short", "steps:\n  - kind: web\n    uplink: [{protocol: udp, rate: 8kbps, pps: 100}]\n",

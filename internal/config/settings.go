@@ -49,7 +49,11 @@ func scalar[T any](at func(*Config) *T, shape string, parse func(string) (T, err
 // so that problems come in file order whichever check finds them.
 func count(at func(*Config) *int, shape string, r yamlfile.Range) keyValue {
 	kv := scalar(at, shape, func(s string) (int, error) { return yamlfile.ParseWhole(s, r.String()) }, strconv.Itoa)
-	kv.check = func(v *validator, path string, c *Config) { v.count(path, *at(c), r) }
+	kv.check = func(v *validator, path string, c *Config) {
+		if n := *at(c); !r.Holds(n) {
+			v.add(path, "%d is out of range; want %s", n, r)
+		}
+	}
 	return kv
 }
 

@@ -159,13 +159,6 @@ func (v *validator) alone(c *Config) {
 	}
 }
 
-// count checks a whole number against its range.
-func (v *validator) count(path string, n int, r yamlfile.Range) {
-	if !r.Holds(n) {
-		v.add(path, "%d is out of range; want %s", n, r)
-	}
-}
-
 func (v *validator) interfaces(list []Interface) {
 	byName := map[string]string{} // device name to the path of its interface
 	byRole := map[string]string{} // role to the path of its first interface

@@ -19,11 +19,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
 
-const headerSize = 8
+// HeaderSize is the bytes before a record's payload: a payload appended
+// when the journal's Size is n starts at n+HeaderSize.
+const HeaderSize = 8
 
 // MaxRecord is the largest payload of a record. A length beyond it, read
 // back, is a torn or foreign header, not a record.
@@ -47,6 +50,7 @@ type Journal struct {
 	// broken is a failed append whose bytes could not be cut off: the
 	// file's tail is unknown until the next Rewrite.
 	broken error
+	buf    []byte // the record being framed
 }
 
 // Tail says how reading a journal ended.
@@ -95,7 +99,7 @@ func read(f *os.File, each func([]byte) error) (int64, Tail, error) {
 	}
 	r := io.NewSectionReader(f, 0, st.Size())
 	var (
-		head [headerSize]byte
+		head [HeaderSize]byte
 		buf  []byte
 		off  int64
 		t    Tail
@@ -105,14 +109,14 @@ func read(f *os.File, each func([]byte) error) (int64, Tail, error) {
 			break
 		}
 		n := binary.LittleEndian.Uint32(head[:4])
-		if n > MaxRecord || off+headerSize+int64(n) > st.Size() {
+		if n > MaxRecord || off+HeaderSize+int64(n) > st.Size() {
 			break
 		}
 		if cap(buf) < int(n) {
 			buf = make([]byte, n)
 		}
 		buf = buf[:n]
-		if _, err := r.ReadAt(buf, off+headerSize); err != nil {
+		if _, err := r.ReadAt(buf, off+HeaderSize); err != nil {
 			break
 		}
 		if crc32.Checksum(buf, castagnoli) != binary.LittleEndian.Uint32(head[4:]) {
@@ -121,22 +125,24 @@ func read(f *os.File, each func([]byte) error) (int64, Tail, error) {
 		if err := each(buf); err != nil {
 			return off, t, err
 		}
-		off += headerSize + int64(n)
+		off += HeaderSize + int64(n)
 		t.Records++
 	}
 	t.Cut = st.Size() - off
 	return off, t, nil
 }
 
-// frame is a record as it lies on disk.
-func frame(payload []byte) ([]byte, error) {
+// frame is a record as it lies on disk, in j's buffer: valid until the
+// next frame.
+func (j *Journal) frame(payload []byte) ([]byte, error) {
 	if len(payload) > MaxRecord {
 		return nil, fmt.Errorf("journal: a record of %d bytes: at most %d", len(payload), MaxRecord)
 	}
-	b := make([]byte, headerSize, headerSize+len(payload))
+	b := slices.Grow(j.buf[:0], HeaderSize+len(payload))[:HeaderSize]
 	binary.LittleEndian.PutUint32(b[:4], uint32(len(payload)))
 	binary.LittleEndian.PutUint32(b[4:], crc32.Checksum(payload, castagnoli))
-	return append(b, payload...), nil
+	j.buf = append(b, payload...)
+	return j.buf, nil
 }
 
 // Append adds one record, in one write. The record is in the file, and
@@ -147,7 +153,7 @@ func (j *Journal) Append(payload []byte) error {
 	if j.broken != nil {
 		return fmt.Errorf("%w (%v)", ErrBroken, j.broken)
 	}
-	b, err := frame(payload)
+	b, err := j.frame(payload)
 	if err != nil {
 		return err
 	}
@@ -196,18 +202,23 @@ func (j *Journal) Sync(mark uint64) error {
 // Size is the bytes of the file's whole records.
 func (j *Journal) Size() int64 { return j.size }
 
+// ReadAt reads the file's bytes at off, for the goroutine that appends: a
+// record written before can be copied rather than made again. Within a
+// Rewrite's write, it reads the file being replaced.
+func (j *Journal) ReadAt(b []byte, off int64) (int, error) { return j.f.ReadAt(b, off) }
+
 // Rewrite replaces the journal with the records write adds: a file
 // written aside, made durable and renamed over the old one. It repairs a
 // broken journal. On an error the old file stays as it was.
 func (j *Journal) Rewrite(write func(add func(payload []byte) error) error) error {
 	tmp := j.path + ".new"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_RDWR, 0o600)
 	if err != nil {
 		return fmt.Errorf("journal: rewrite: %w", err)
 	}
 	var size int64
 	err = write(func(payload []byte) error {
-		b, err := frame(payload)
+		b, err := j.frame(payload)
 		if err == nil {
 			_, err = f.Write(b)
 			size += int64(len(b))

@@ -72,7 +72,7 @@ func TestTornTailIsCutAtEveryByte(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	last := len(b) - (headerSize + len(want[2]))
+	last := len(b) - (HeaderSize + len(want[2]))
 	for cut := last; cut < len(b); cut++ {
 		t.Run(fmt.Sprintf("%d of %d bytes", cut, len(b)), func(t *testing.T) {
 			path := filepath.Join(dir, fmt.Sprint(cut))
@@ -108,10 +108,10 @@ func TestCorruptRecordEndsTheJournal(t *testing.T) {
 	}
 	j.Close()
 	b, _ := os.ReadFile(path)
-	b[headerSize+len(want[0])+headerSize+3] ^= 0x40 // in the second record's payload
+	b[HeaderSize+len(want[0])+HeaderSize+3] ^= 0x40 // in the second record's payload
 	os.WriteFile(path, b, 0o600)
 	_, got, tail := readAll(t, path)
-	if len(got) != 1 || tail.Records != 1 || tail.Cut != int64(len(b)-headerSize-len(want[0])) {
+	if len(got) != 1 || tail.Records != 1 || tail.Cut != int64(len(b)-HeaderSize-len(want[0])) {
 		t.Errorf("read %d records, tail %+v", len(got), tail)
 	}
 }

@@ -750,8 +750,11 @@ func (f *n4Figures) print(w io.Writer) {
 		row("establishments/s as a ratio to the codec floor, by round", "%.2f", f.xFloor(), "")
 		row("establishments/s, pinned: the state journal written", "%.0f", medianOf(f.journaled, estPerSec), "")
 		row("the same as a ratio to no journal, by round", "%.2f", ratioByRound(f.journaled, f.typical), "0.9")
+		row("CPU µs per establishment, the journal written", "%.1f", medianOf(f.journaled, cpuPerEst), "")
+		row("bytes allocated per establishment, the journal written", "%.0f", medianOf(f.journaled, bytesPerEst), "")
 		row("establishments/s, pinned with state_fsync: each commit synced", "%.0f", medianOf(f.synced, estPerSec), "")
 		row("the same as a ratio to no journal, by round", "%.2f", ratioByRound(f.synced, f.typical), "")
+		row("CPU µs per establishment, with state_fsync", "%.1f", medianOf(f.synced, cpuPerEst), "")
 	}
 	if len(f.modFew) > 0 {
 		row(fmt.Sprintf("modification (path switch) p50 µs, %d sessions", benchModSessions), "%.1f", f.modFew.p50(), "")

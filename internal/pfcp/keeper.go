@@ -17,7 +17,9 @@ import (
 // fsync, syncs it) and only then sends the datagrams. So a response, a
 // report or anything else an SMF sees is never ahead of the journal, and
 // a new process taking over after kill -9 knows all that the SMFs were
-// told; and the serve loop spends no time encoding.
+// told; and the serve loop spends no time encoding. The writer compacts
+// the journal on its own (compact.go), by copying each entity's last
+// change into a new file.
 type keeper struct {
 	j        *journal.Journal
 	identity string // the maps' (datapath.Identity), in the journal's header
@@ -32,16 +34,17 @@ type keeper struct {
 	forgets   []netip.Addr
 	last      savedServer // the server's own state as last handed on
 
-	// whole asks the serve loop for the whole state rather than what
-	// changed: the journal is due for compaction. Behind (a record
-	// failed, so the journal lacks a change), the serve loop hands the
-	// whole state on at most once a second: at retryAt, Unix ns.
-	whole   atomic.Bool
+	// Behind (a record failed, so the journal lacks a change), the serve
+	// loop hands the whole state on at most once a second: at retryAt,
+	// Unix ns.
 	retryAt atomic.Int64
 
 	// The writer goroutine's.
-	compactAt int64 // the journal is rewritten whole once this large
-	behind    bool  // a record failed: the journal lacks a change
+	live      map[entityKey]span // where each entity's last change lies
+	liveBytes int64              // their length, responses aside
+	wholeSize int64              // the journal's when last written whole
+	behind    bool               // a record failed: the journal lacks a change
+	buf       []byte             // the record being made
 	stats     journalCounters
 }
 
@@ -61,19 +64,20 @@ type JournalStats struct {
 	Behind         bool   // a change is not in the journal: a crash now would lose it
 }
 
-// A journal is compacted once it holds this many times its last whole
-// state, and at least minCompact bytes.
-const (
-	compactRatio = 2
-	minCompact   = 16 << 20
-)
+// A journal is compacted once it holds this many times the state it
+// stands for, and at least minCompact bytes. The state is the larger of
+// what the entities' last records add up to (responses aside: they are
+// gone in 30 s) and the journal's size when last written whole, so a
+// state that only grows is never rewritten (that would write each session
+// again for nothing), nor one just written whole with its responses.
+const compactRatio = 2
 
-// wholeBatch is the changes a record of the whole state holds.
-const wholeBatch = 1024
+var minCompact int64 = 16 << 20 // a var: a test compacts sooner
 
 func newKeeper(j *journal.Journal, identity string, fsync bool) *keeper {
 	return &keeper{j: j, identity: identity, fsync: fsync,
-		sessions: map[uint64]struct{}{}, assocs: map[string]struct{}{}, kept: map[string]struct{}{}, reports: map[uint32]struct{}{}}
+		sessions: map[uint64]struct{}{}, assocs: map[string]struct{}{}, kept: map[string]struct{}{}, reports: map[uint32]struct{}{},
+		live: map[entityKey]span{}}
 }
 
 // Marks of what changed; a server that keeps no journal has a nil keeper.
@@ -122,11 +126,11 @@ type turn struct {
 	out     []outgoing
 }
 
-// collect is the turn's changes, or the whole state when the writer asked
-// for it; the marks are cleared.
+// collect is the turn's changes, or the whole state when the journal is
+// behind and due to be written again; the marks are cleared.
 func (s *Server) collect() (cs []change, whole bool) {
 	k := s.keeper
-	if k.whole.Swap(false) || k.retryDue(s.now()) {
+	if k.retryDue(s.now()) {
 		s.entities(k.identity, func(c change) bool {
 			cs = append(cs, c)
 			return true
@@ -198,50 +202,46 @@ func (s *Server) changes() []change {
 func (k *keeper) write(t turn, now time.Time, log *slog.Logger) {
 	switch {
 	case t.whole:
-		k.rewrite(t.changes, log)
+		k.rewrite(k.changesOf(t.changes), log)
 	case k.behind:
 		return // the journal lacks a change already: only the whole state helps
 	case len(t.changes) > 0:
-		b := record(t.changes)
-		if err := k.j.Append(b); err != nil {
+		base := k.j.Size() + journal.HeaderSize
+		k.buf = record(k.buf[:0], t.changes, func(c change, start, n int) { k.track(c, base+int64(start), n) })
+		if err := k.j.Append(k.buf); err != nil {
 			k.failed("append", err, now, log)
 			return
 		}
 		k.stats.records.Add(1)
-		k.stats.bytes.Add(uint64(len(b)))
+		k.stats.bytes.Add(uint64(len(k.buf)))
 	}
 	if t.closed && !k.behind {
-		if err := k.j.Append(record([]change{{Kind: kindClosed}})); err != nil {
+		if err := k.j.Append(record(nil, []change{{Kind: kindClosed}}, nil)); err != nil {
 			k.failed("close", err, now, log)
 		}
-	}
-	if k.j.Size() >= k.compactAt {
-		k.whole.Store(true)
 	}
 	k.stats.size.Store(k.j.Size())
 }
 
-// rewrite replaces the journal with the whole state: it compacts it, and
-// repairs one that failed.
-func (k *keeper) rewrite(cs []change, log *slog.Logger) error {
+// rewrite replaces the journal with the whole state, which fill puts: it
+// compacts it, and repairs one that failed.
+func (k *keeper) rewrite(fill func(*snapshot) error, log *slog.Logger) error {
+	w := &snapshot{live: make(map[entityKey]span, len(k.live))}
 	err := k.j.Rewrite(func(add func([]byte) error) error {
-		for len(cs) > 0 {
-			n := min(len(cs), wholeBatch)
-			if err := add(record(cs[:n])); err != nil {
-				return err
-			}
-			cs = cs[n:]
+		w.add = add
+		if err := fill(w); err != nil {
+			return err
 		}
-		return nil
+		return w.flush()
 	})
 	if err != nil {
 		k.failed("rewrite", err, time.Now(), log)
 		return err
 	}
+	k.live, k.liveBytes, k.wholeSize = w.live, w.liveBytes, k.j.Size()
 	k.behind = false
 	k.stats.behind.Store(false)
 	k.stats.rewrites.Add(1)
-	k.compactAt = max(minCompact, compactRatio*k.j.Size())
 	return nil
 }
 

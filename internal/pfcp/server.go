@@ -599,6 +599,9 @@ func (s *Server) writeLoop() {
 				s.transmit(o)
 			}
 		}
+		if k != nil {
+			k.compactIfDue(time.Now(), s.log) // once the turns' datagrams are gone
+		}
 	}
 }
 

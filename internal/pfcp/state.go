@@ -136,28 +136,65 @@ func toJSON(v any) []byte {
 
 func set(kind, key string, v any) change { return change{kind, key, v} }
 
-// record is the JSON of a list of changes, as a journal record holds it,
-// each a readChange.
-func record(cs []change) []byte {
-	b := make([]byte, 0, 256*len(cs))
-	b = append(b, '[')
+// record appends to b the JSON of a list of changes, as a journal record
+// holds it, each a readChange; placed, if not nil, is told where each
+// lies in it.
+func record(b []byte, cs []change, placed func(c change, start, n int)) []byte {
+	a := newJSONAppender(append(b, '['))
 	for i, c := range cs {
 		if i > 0 {
-			b = append(b, ',')
+			a.b = append(a.b, ',')
 		}
-		b = append(b, `{"k":`...)
-		b = appendString(b, c.Kind)
-		if c.Key != "" {
-			b = append(b, `,"i":`...)
-			b = appendString(b, c.Key)
+		start := len(a.b)
+		a.change(c)
+		if placed != nil {
+			placed(c, start, len(a.b)-start)
 		}
-		if c.Val != nil {
-			b = append(b, `,"v":`...)
-			b = append(b, toJSON(c.Val)...)
-		}
-		b = append(b, '}')
 	}
-	return append(b, ']')
+	return append(a.b, ']')
+}
+
+// appendChange appends the JSON of one change.
+func appendChange(b []byte, c change) []byte {
+	a := newJSONAppender(b)
+	a.change(c)
+	return a.b
+}
+
+// jsonAppender appends JSON to b. Values go through an Encoder, which
+// copies what it made in its pooled buffer into b: a record costs no
+// allocation but b's growth, where json.Marshal would allocate each value.
+type jsonAppender struct {
+	b   []byte
+	enc *json.Encoder
+}
+
+func newJSONAppender(b []byte) *jsonAppender {
+	a := &jsonAppender{b: b}
+	a.enc = json.NewEncoder(a)
+	return a
+}
+
+func (a *jsonAppender) Write(p []byte) (int, error) {
+	a.b = append(a.b, p...)
+	return len(p), nil
+}
+
+func (a *jsonAppender) change(c change) {
+	a.b = append(a.b, `{"k":`...)
+	a.b = appendString(a.b, c.Kind)
+	if c.Key != "" {
+		a.b = append(a.b, `,"i":`...)
+		a.b = appendString(a.b, c.Key)
+	}
+	if c.Val != nil {
+		a.b = append(a.b, `,"v":`...)
+		if err := a.enc.Encode(c.Val); err != nil {
+			panic(fmt.Sprintf("pfcp: save %T: %v", c.Val, err)) // our own types: a bug
+		}
+		a.b = a.b[:len(a.b)-1] // the newline Encode ends with
+	}
+	a.b = append(a.b, '}')
 }
 
 // appendString appends s as a JSON string.

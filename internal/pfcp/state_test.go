@@ -273,7 +273,7 @@ func stateOf(t *testing.T, srv *Server) *State {
 		return true
 	})
 	st := &State{entities: map[entityKey]json.RawMessage{}}
-	if err := st.add(record(cs)); err != nil {
+	if err := st.add(record(nil, cs, nil)); err != nil {
 		t.Fatal(err)
 	}
 	return st
@@ -288,8 +288,8 @@ func TestRecordReadsBack(t *testing.T) {
 	want := []readChange{{kindServer, "", toJSON(server)}, {kindAssoc, `smf "one"\n`, toJSON(assoc)}, {Kind: kindSession, Key: "1f"},
 		{Kind: kindClosed}}
 	var got []readChange
-	if err := json.Unmarshal(record(in), &got); err != nil {
-		t.Fatalf("%v:\n%s", err, record(in))
+	if err := json.Unmarshal(record(nil, in, nil), &got); err != nil {
+		t.Fatalf("%v:\n%s", err, record(nil, in, nil))
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("read back %+v\nwant %+v", got, want)

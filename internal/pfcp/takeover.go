@@ -246,7 +246,7 @@ func (s *Server) Keep(j *journal.Journal, identity string, fsync bool) error {
 		return true
 	})
 	k.last = s.server()
-	if err := k.rewrite(cs, s.log); err != nil {
+	if err := k.rewrite(k.changesOf(cs), s.log); err != nil {
 		return fmt.Errorf("pfcp: %w", err)
 	}
 	s.keeper = k // before Serve, which hands the writer goroutine its turns

@@ -3,9 +3,11 @@ package pfcp
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/netip"
 	"os"
@@ -299,4 +301,45 @@ func TestPrivilegedTakeOverAnswersRetransmissionsAsBefore(t *testing.T) {
 	if keeps(crashImage(t, second, img)) {
 		t.Error("the establishment's response is kept after its association was released")
 	}
+}
+
+// The writer compacts the journal by copying each entity's last change
+// into a new file: what that file reads back is the server's state.
+func TestPrivilegedJournalCompactsToTheState(t *testing.T) {
+	was := minCompact
+	t.Cleanup(func() { minCompact = was }) // after the server stops: cleanups run last first
+	minCompact = 64 << 10                  // a few dozen sessions
+	d := loadDatapath(t, 1024)
+	path := filepath.Join(t.TempDir(), "state.journal")
+	srv, _, _ := startKept(t, d, path)
+	n := newN4Client(t, srv)
+	profileAssociate(t, n, smfNode, ie.NewRecoveryTimeStamp(time.Unix(1_650_000_000, 0)), ie.NewCPFunctionFeatures(0))
+	var sessions []*smfSession
+	for i := range 60 {
+		s := &smfSession{t: t, n: n, cp: uint64(100 + i)}
+		s.establish(o5gsOf(i)...)
+		sessions = append(sessions, s)
+	}
+	for _, s := range sessions[:45] {
+		s.release()
+	}
+	sessions[50].modify("activate", o5gsActivate(0x1001, servingGNB, false)...)
+	img := crashImage(t, srv, path)
+
+	var st JournalStats
+	srv.Do(context.Background(), func() { st = srv.journalStats() })
+	if st.Rewrites < 2 || st.Size >= int64(st.Bytes) {
+		t.Fatalf("%+v: the journal was not compacted (its first rewrite is at the start)", st)
+	}
+	_, read, err := OpenState(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Do(context.Background(), func() {
+		want := stateOf(t, srv)
+		if read.Sessions() != 15 || !maps.EqualFunc(read.entities, want.entities, func(a, b json.RawMessage) bool { return bytes.Equal(a, b) }) {
+			t.Errorf("the compacted journal holds %d entities (%d sessions), the server %d (%d)",
+				len(read.entities), read.Sessions(), len(want.entities), want.Sessions())
+		}
+	})
 }

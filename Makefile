@@ -3,7 +3,7 @@ GO ?= go
 FUZZTIME ?= 10s
 BPF_SRC := $(wildcard bpf/*.c bpf/*.h bpf/lib/*.h bpf/lab/*.c bpf/lab/*.h)
 
-.PHONY: all build generate check-generated lint test deps bench fuzz lab
+.PHONY: all build generate check-generated lint test deps bench fuzz lab verify
 
 all: build
 
@@ -33,6 +33,14 @@ deps:
 lab: deps
 	$(GO) build -o bin/ ./cmd/upfd ./cmd/upflab
 	./bin/upflab run $(SCENARIO)
+
+# upflab verify's full suite against upfd (lab/scenario/verify.yaml): the
+# scorecard, also in upflab-results/; fails if a check does. CI runs the
+# short suite (lab/runner's TestPrivilegedVerifyShort). VERIFY_FLAGS may
+# give another UPF: make verify VERIFY_FLAGS='--upf lab/scenario/command.yaml'.
+verify: deps
+	$(GO) build -o bin/ ./cmd/upfd ./cmd/upflab
+	./bin/upflab verify $(VERIFY_FLAGS)
 
 # The whole suite, privileged tests included (they need root), then a short fuzz.
 test: deps check-generated lint

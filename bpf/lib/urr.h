@@ -15,8 +15,10 @@
  * them. Otherwise it counts the packets the datapath hands to the egress
  * device: its quota is taken before the frame is rebuilt, and given back if
  * the frame cannot leave (no room for a header, the redirect refused).
- * Counters are per CPU; the quota is shared and decremented atomically, and
- * the packet that reaches it is the last one forwarded.
+ * Counters are per CPU; the quota is shared and decremented atomically. No
+ * byte passes the quota (§5.2.2.3.1: forwarding stops once it is
+ * exhausted): a packet it has too little left for is dropped, and what was
+ * left of it, less than that packet, is spent with it.
  */
 #ifndef UPF_URR_H
 #define UPF_URR_H
@@ -47,8 +49,11 @@ static __always_inline int urr_quota(__u32 id, struct upf_pkt *p)
 	left = __sync_fetch_and_add(&u->quota_left, -(__s64)p->ip_len);
 	if (left <= 0)
 		return -UPF_DROP_QUOTA;
-	if (left <= p->ip_len) /* this packet spends the last of it: tell once */
+	/* One packet takes the quota from above 0 to 0 or below: it tells, once. */
+	if (left <= p->ip_len)
 		event_send(UPF_EV_QUOTA, p, 0, id);
+	if (left < p->ip_len) /* it would pass the quota */
+		return -UPF_DROP_QUOTA;
 	return 0;
 }
 

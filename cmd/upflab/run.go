@@ -39,10 +39,22 @@ func runScenario(args []string) error {
 	if err != nil {
 		return err
 	}
-	o := runner.Options{Keep: *keep, Progress: os.Stderr, Dir: *out}
+	run, err := execute(s, *upfd, *out, *keep)
+	if run == nil {
+		return err
+	}
+	return errors.Join(err, failedSteps(run, len(s.Steps)))
+}
+
+// execute runs s against its UPF (upfd: the binary given, or found), with
+// results in out (default: the scenario's outputs.directory), and prints
+// them: what upflab run and upflab verify share.
+func execute(s *scenario.Scenario, upfd, out string, keep bool) (*report.Run, error) {
+	var err error
+	o := runner.Options{Keep: keep, Progress: os.Stderr, Dir: out}
 	if s.UPF.Kind == scenario.UPFBuiltIn {
-		if o.UPFD, err = findUPFD(*upfd); err != nil {
-			return err
+		if o.UPFD, err = findUPFD(upfd); err != nil {
+			return nil, err
 		}
 		o.Version = version(o.UPFD)
 	}
@@ -57,13 +69,13 @@ func runScenario(args []string) error {
 	run, runErr := runner.Run(ctx, s, o)
 	written, err := report.Write(run, o.Dir, s.Outputs.Formats)
 	if err != nil {
-		return errors.Join(runErr, err)
+		return run, errors.Join(runErr, err)
 	}
 	if err := report.WriteMarkdown(os.Stdout, run); err != nil {
-		return errors.Join(runErr, err)
+		return run, errors.Join(runErr, err)
 	}
 	fmt.Fprintf(os.Stderr, "upflab: %d files in %s, run took %v\n", len(written), o.Dir, time.Since(start).Round(time.Second))
-	return errors.Join(runErr, failedSteps(run, len(s.Steps)))
+	return run, runErr
 }
 
 // failedSteps names the steps of run that failed, nil if none did: the

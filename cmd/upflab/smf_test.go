@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"net/netip"
+	"reflect"
 	"testing"
 	"time"
 
@@ -18,7 +19,7 @@ func TestSMFFlags(t *testing.T) {
 	want := smf.Config{Namespace: "x-smf", Profile: smf.Open5GS, Window: 8, T1: 3 * time.Second, N1: 3, GiveUplinkTEIDs: true,
 		UPF: netip.MustParseAddrPort("198.18.4.2:9000"), Local: netip.MustParseAddrPort("198.18.4.1:8805"),
 		NodeID: netip.MustParseAddr("198.18.4.1"), GNB: netip.MustParseAddr("198.18.3.1")}
-	if r.cfg != want || r.sessions != 5 || !r.delete || r.churn != (smf.Churn{PerSecond: 50, Duration: 2 * time.Second}) {
+	if r.cfg != want || r.sessions != 5 || !r.delete || !reflect.DeepEqual(r.churn, smf.Churn{PerSecond: 50, Duration: 2 * time.Second}) {
 		t.Errorf("got %+v", r)
 	}
 }

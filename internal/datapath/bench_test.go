@@ -61,6 +61,8 @@ func BenchmarkDatapath(b *testing.B) {
 		{name: "uplink, MBR QER + URR", dir: N3, sessions: 1, pdrs: 1, qos: true},
 		{name: "downlink, 1 PDR", dir: N6, sessions: 1, pdrs: 1},
 		{name: "downlink, MBR QER + URR", dir: N6, sessions: 1, pdrs: 1, qos: true},
+		{name: "uplink, MBR QER + URR with a volume quota", dir: N3, sessions: 1, pdrs: 1, qos: true, quota: true},
+		{name: "downlink, MBR QER + URR with a volume quota", dir: N6, sessions: 1, pdrs: 1, qos: true, quota: true},
 		{name: "uplink, 1,000 sessions", dir: N3, sessions: 1_000, pdrs: 1},
 		{name: "downlink, 1,000 sessions", dir: N6, sessions: 1_000, pdrs: 1},
 		{name: "uplink, 100,000 sessions", dir: N3, sessions: 100_000, pdrs: 1},
@@ -115,6 +117,7 @@ type benchCase struct {
 	sessions int
 	pdrs     int
 	qos      bool
+	quota    bool // with qos, the URR has a volume quota, never reached
 	ueFilter bool // the uplink PDR names the UE's address, as the SMFs' do
 
 	// minimal is the minimal UPF's case with this one's sessions and
@@ -315,7 +318,8 @@ func benchUE(i int) netip.Addr {
 }
 
 // benchSessions: session i has TEID 0x100+i and UE benchUE(i), its own FARs,
-// and with qos an MBR QER (100 Gbit/s, never reached) and a URR; with
+// and with qos an MBR QER (100 Gbit/s, never reached) and a URR, with
+// quota one with a volume quota (2^62 bytes, never reached); with
 // ueFilter the uplink PDR matches the UE's address as the source.
 func benchSessions(c *benchCase) []Op {
 	var ops []Op
@@ -328,7 +332,8 @@ func benchSessions(c *benchCase) []Op {
 		up := PDR{ID: 1, Src: Access, OHR: OHRGTPUIP, FARID: ul}
 		down := PDR{ID: 2, Src: Core, FARID: dl}
 		if c.qos {
-			ops = append(ops, PutQER{ID: 1 + s, QER: QER{QFI: 9, MBRUplink: 100e9, MBRDownlink: 100e9}}, PutURR{ID: 1 + s, URR: URR{}})
+			ops = append(ops, PutQER{ID: 1 + s, QER: QER{QFI: 9, MBRUplink: 100e9, MBRDownlink: 100e9}},
+				PutURR{ID: 1 + s, URR: URR{HasQuota: c.quota, Quota: 1 << 62}})
 			up.QERIDs, up.URRIDs = [2]uint32{1 + s}, [2]uint32{1 + s}
 			down.QERIDs, down.URRIDs = [2]uint32{1 + s}, [2]uint32{1 + s}
 		}

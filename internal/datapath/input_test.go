@@ -251,35 +251,44 @@ func sequence(t *testing.T, d *Datapath, ns string, role Role, frame []byte, n i
 	return vs
 }
 
+// No byte passes a volume quota: a packet it has too little left for is
+// dropped, whether the quota is spent to the byte or not.
 func TestPrivilegedQuota(t *testing.T) {
-	ns := testenv.UPF(t)
-	d := loadIn(t, ns, Options{})
 	size := uint64(len(innerBytes()))
-	ops := append(baseSession(), PutURR{ID: 1, URR: URR{HasQuota: true, Quota: 2*size + 10}})
-	if err := d.Apply(ops); err != nil {
-		t.Fatal(err)
-	}
-	events, err := d.Events()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer events.Close()
-
-	got := sequence(t, d, ns, N3, uplink(ulTunnel, upFlow), 4)
-	want := []Verdict{Redirected, Redirected, Redirected, Dropped}
-	if !slices.Equal(got, want) {
-		t.Errorf("verdicts %v, want %v: the packet that reaches the quota is the last forwarded", got, want)
-	}
-	u, _ := d.Usage(1)
-	if u.Uplink != (Traffic{3, 3 * size}) || u.Downlink != (Traffic{}) {
-		t.Errorf("usage %+v, want 3 uplink packets of %d bytes", u, size)
-	}
-	ev, err := events.Read(time.Now().Add(100 * time.Millisecond))
-	if err != nil || ev.Type != EventQuota || ev.ID != 1 || ev.Session != 1 {
-		t.Errorf("event %+v (%v), want one quota event for urr 1", ev, err)
-	}
-	if ev, err := events.Read(time.Now().Add(50 * time.Millisecond)); err == nil {
-		t.Errorf("second event %+v: the quota is reported once", ev)
+	for _, c := range []struct {
+		name  string
+		quota uint64
+	}{
+		{"spent to the byte", 2 * size},
+		{"too little left for the third", 2*size + 10},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ns := testenv.UPF(t)
+			d := loadIn(t, ns, Options{})
+			if err := d.Apply(append(baseSession(), PutURR{ID: 1, URR: URR{HasQuota: true, Quota: c.quota}})); err != nil {
+				t.Fatal(err)
+			}
+			events, err := d.Events()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer events.Close()
+			got := sequence(t, d, ns, N3, uplink(ulTunnel, upFlow), 4)
+			if want := []Verdict{Redirected, Redirected, Dropped, Dropped}; !slices.Equal(got, want) {
+				t.Errorf("verdicts %v, want %v: two packets fit the quota of %d bytes", got, want, c.quota)
+			}
+			u, _ := d.Usage(1)
+			if u.Uplink != (Traffic{2, 2 * size}) || u.Downlink != (Traffic{}) {
+				t.Errorf("usage %+v, want 2 uplink packets of %d bytes", u, size)
+			}
+			ev, err := events.Read(time.Now().Add(100 * time.Millisecond))
+			if err != nil || ev.Type != EventQuota || ev.ID != 1 || ev.Session != 1 {
+				t.Errorf("event %+v (%v), want one quota event for urr 1", ev, err)
+			}
+			if ev, err := events.Read(time.Now().Add(50 * time.Millisecond)); err == nil {
+				t.Errorf("second event %+v: the quota is reported once", ev)
+			}
+		})
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sluice-upf/sluice/internal/gtpu"
 	"github.com/sluice-upf/sluice/internal/netns"
+	"github.com/sluice-upf/sluice/lab/pkt"
 	"github.com/sluice-upf/sluice/lab/topo"
 )
 
@@ -50,7 +51,7 @@ type Reply struct {
 
 // MaxPayload is the largest ICMP payload that crosses the lab's 1500-byte
 // links in one piece: the UPF does not reassemble fragmented G-PDUs.
-const MaxPayload = 1500 - ipv4HeaderLen - 8 - gtpuHeaderLen - gtpuOptionalLen - 4 - ipv4HeaderLen - icmpHeaderLen
+const MaxPayload = 1500 - pkt.IPv4Len - pkt.UDPLen - pkt.GTPULen - pkt.IPv4Len - pkt.ICMPLen
 
 // Ping sends Count echo requests of each size, Interval apart, and
 // collects the replies. Its time is bounded: sizes × (Count × Interval +
@@ -195,7 +196,7 @@ func (p *pinger) run(ctx context.Context, id uint16, size int) (PingStats, error
 		if err := r.collect(ctx, start.Add(time.Duration(seq)*p.o.Interval)); err != nil {
 			return r.stats(start), err
 		}
-		req := uplinkGPDU(p.o.TEIDUplink, p.o.QFI, echoRequest(p.o.UE, p.o.Target, id, uint16(seq), size))
+		req := pkt.UplinkGPDU(p.o.TEIDUplink, p.o.QFI, pkt.ICMPEcho(p.o.UE, p.o.Target, id, uint16(seq), size))
 		r.pending[seq] = time.Now()
 		if _, err := p.conn.WriteToUDP(req, upf); err != nil {
 			r.pending[seq] = time.Time{}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sluice-upf/sluice/lab/pkt"
 )
 
 var (
@@ -14,55 +16,14 @@ var (
 	target = netip.MustParseAddr("198.18.7.10")
 )
 
-func TestUplinkGPDU(t *testing.T) {
-	inner := echoRequest(ue, target, 0x1234, 7, 4)
-	g := uplinkGPDU(0x100, 9, inner)
-	want := []byte{
-		0x34, 0xff, 0, byte(8 + len(inner)), 0, 0, 1, 0, // E set, G-PDU, length, TEID 0x100
-		0, 0, 0, 0x85, // no sequence number or N-PDU number; a PDU Session Container follows
-		1, 0x10, 9, 0, // 4 octets, UL PDU SESSION INFORMATION, QFI 9, no more extensions
-	}
-	if !bytes.Equal(g[:16], want) || !bytes.Equal(g[16:], inner) {
-		t.Errorf("G-PDU\n% x\nwant\n% x then the inner packet", g, want)
-	}
-}
-
-func TestEchoRequest(t *testing.T) {
-	p := echoRequest(ue, target, 0x1234, 7, 56)
-	if len(p) != 20+8+56 || binary.BigEndian.Uint16(p[2:]) != uint16(len(p)) {
-		t.Fatalf("length %d, total length field %d; want 84", len(p), binary.BigEndian.Uint16(p[2:]))
-	}
-	if p[9] != protoICMP || !bytes.Equal(p[12:16], ue.AsSlice()) || !bytes.Equal(p[16:20], target.AsSlice()) {
-		t.Errorf("IP header % x: want ICMP from %s to %s", p[:20], ue, target)
-	}
-	// A correct checksum makes the sum over what it covers come to zero.
-	if checksum(p[:20]) != 0 || checksum(p[20:]) != 0 {
-		t.Errorf("checksums do not verify: IP %#x, ICMP %#x", checksum(p[:20]), checksum(p[20:]))
-	}
-	if icmp := p[20:]; icmp[0] != icmpEchoRequest || binary.BigEndian.Uint16(icmp[4:]) != 0x1234 || binary.BigEndian.Uint16(icmp[6:]) != 7 {
-		t.Errorf("ICMP header % x: want an echo request, id 0x1234, seq 7", icmp[:8])
-	}
-}
-
-func TestChecksum(t *testing.T) {
-	// An IPv4 header with its checksum field zero, and that checksum.
-	h := []byte{0x45, 0, 0, 0x73, 0, 0, 0x40, 0, 0x40, 0x11, 0, 0, 0xc0, 0xa8, 0, 1, 0xc0, 0xa8, 0, 0xc7}
-	if got := checksum(h); got != 0xb861 {
-		t.Errorf("checksum %#x, want 0xb861", got)
-	}
-	if got := checksum([]byte{0x01}); got != ^uint16(0x0100) {
-		t.Errorf("odd length: %#x, want the last byte padded with zero", got)
-	}
-}
-
 // downlink is a G-PDU as a UPF sends it to the gNB: an echo reply from
 // target to ue in teid, with a DL PDU Session Container.
 func downlink(teid uint32, id, seq uint16) []byte {
-	p := echoRequest(ue, target, id, seq, 8)
+	p := pkt.ICMPEcho(ue, target, id, seq, 8)
 	copy(p[12:16], target.AsSlice())
 	copy(p[16:20], ue.AsSlice())
-	p[20] = icmpEchoReply
-	g := uplinkGPDU(teid, 9, p)
+	p[20] = pkt.ICMPEchoReply
+	g := pkt.UplinkGPDU(teid, 9, p)
 	g[13] = 0 // DL PDU SESSION INFORMATION
 	return g
 }
@@ -77,8 +38,8 @@ func TestParseReply(t *testing.T) {
 		{"a reply in the downlink tunnel", good, true},
 		{"without extension headers", append([]byte{0x30, 0xff, 0, byte(len(good) - 16), 0, 0, 2, 0}, good[16:]...), true},
 		{"another tunnel", downlink(0x201, 0x1234, 7), false},
-		{"an echo request, not a reply", uplinkGPDU(0x200, 9, echoRequest(target, ue, 0x1234, 7, 8)), false},
-		{"from another host", uplinkGPDU(0x200, 9, echoRequest(ue, ue, 0x1234, 7, 8)), false},
+		{"an echo request, not a reply", pkt.UplinkGPDU(0x200, 9, pkt.ICMPEcho(target, ue, 0x1234, 7, 8)), false},
+		{"from another host", pkt.UplinkGPDU(0x200, 9, pkt.ICMPEcho(ue, ue, 0x1234, 7, 8)), false},
 		{"a GTP-U Echo Request", []byte{0x32, 1, 0, 4, 0, 0, 0, 0, 0, 1, 0, 0}, false},
 		{"truncated header", good[:7], false},
 		{"length beyond the datagram", good[:len(good)-1], false},

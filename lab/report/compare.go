@@ -34,7 +34,7 @@ func Compare(w io.Writer, runs []Compared) error {
 			continue
 		}
 		fmt.Fprintf(&b, "## %s\n\n%s\n\n", cell(s.Name), cell(s.Setup))
-		compareStep(&b, s.Kind, matching(runs, s.Header))
+		compareStep(&b, matching(runs, s.Header))
 	}
 	notInFirst(&b, runs)
 	_, err := io.WriteString(w, b.String())
@@ -76,11 +76,12 @@ func matching(runs []Compared, h Header) []compared {
 	return rows
 }
 
-// compareStep writes the table of one step of kind; rows[0] is the first
-// run's.
-func compareStep(b *strings.Builder, kind string, rows []compared) {
+// compareStep writes the tables of one step: rows[0] is the first run's,
+// and each kind of result it has writes one (a crash step's are a
+// restart's; a step with checks adds its verdicts).
+func compareStep(b *strings.Builder, rows []compared) {
 	for _, k := range kinds {
-		if k.name == kind {
+		if k.has(rows[0].step) {
 			k.compare(b, rows, "x "+rows[0].label)
 		}
 	}

@@ -17,7 +17,8 @@ var csvColumns = []string{
 	"target_per_second", "sessions_per_second", "failed", "setup_p50_ms", "setup_p99_ms",
 	"lost_packets", "duplicates", "reordered", "sent_while_away", "signal", "stop_ms", "restart_ms", "recovery_unchanged",
 	"protocol", "ues", "streams", "mbr_mbps", "retransmits", "ratio_to_ceiling", "of_mbr",
-	"fetches", "fetch_p50_ms", "fetch_p99_ms", "error",
+	"fetches", "fetch_p50_ms", "fetch_p99_ms",
+	"check", "figure", "unit", "min", "max", "verdict", "note", "error",
 }
 
 // row is one CSV row by column name.

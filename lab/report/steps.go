@@ -5,7 +5,7 @@ import "strings"
 // Header says which step a result belongs to.
 type Header struct {
 	Name  string `json:"name"`  // unique in the run; Compare matches steps by it
-	Kind  string `json:"kind"`  // throughput, ndr, ping, cbr, subscribers, churn, restart, iperf or web
+	Kind  string `json:"kind"`  // throughput, ndr, ping, cbr, subscribers, churn, restart, iperf, web, or a check's
 	Setup string `json:"setup"` // what the step did, in a few words
 }
 
@@ -23,6 +23,7 @@ type Step struct {
 	Restart     *Restart         `json:"restart,omitempty"`
 	Iperf       []Iperf          `json:"iperf,omitempty"`
 	Web         []WebLoad        `json:"web,omitempty"`
+	Checks      []Check          `json:"checks,omitempty"` // a check's verdicts: the scorecard
 }
 
 // kinds are the kinds of step, in the order reports give them: each by
@@ -43,6 +44,7 @@ var kinds = []struct {
 	{"restart", "Restart under traffic", restartKind{}},
 	{"iperf", "iperf3 from real UEs", iperfKind{}},
 	{"web", "Subscribers with real connections", webKind{}},
+	{"check", "Scorecard", checkKind{}},
 }
 
 // A kind writes the results of one kind of step: in the Markdown

@@ -43,10 +43,7 @@ func runShort(t *testing.T, kind, extra string) *report.Run {
 	}
 	o := Options{Dir: dir, Progress: testWriter{t}}
 	if kind == scenario.UPFBuiltIn {
-		o.UPFD = filepath.Join(dir, "upfd")
-		if out, err := exec.Command("go", "build", "-o", o.UPFD, "../../cmd/upfd").CombinedOutput(); err != nil {
-			t.Fatalf("build upfd: %v\n%s", err, out)
-		}
+		o.UPFD = buildUPFD(t, dir)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -55,6 +52,16 @@ func runShort(t *testing.T, kind, extra string) *report.Run {
 		t.Fatal(err)
 	}
 	return run
+}
+
+// buildUPFD builds upfd into dir and gives its path.
+func buildUPFD(t *testing.T, dir string) string {
+	t.Helper()
+	upfd := filepath.Join(dir, "upfd")
+	if out, err := exec.Command("go", "build", "-o", upfd, "../../cmd/upfd").CombinedOutput(); err != nil {
+		t.Fatalf("build upfd: %v\n%s", err, out)
+	}
+	return upfd
 }
 
 func TestPrivilegedShortScenarioThroughUPFD(t *testing.T) {

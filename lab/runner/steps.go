@@ -14,16 +14,25 @@ import (
 // is a type in a file of its own (churn.go, restart.go, ...); adding one
 // is that file and a line here.
 var stepKinds = map[string]stepKind{
-	scenario.KindThroughput:  compared{throughputKind{}},
-	scenario.KindNDR:         compared{ndrKind{}},
-	scenario.KindPing:        pingKind{},
-	scenario.KindCBR:         cbrKind{},
-	scenario.KindSubscribers: compared{subscribersKind{}},
-	scenario.KindChurn:       churnKind{},
-	scenario.KindRestart:     restartKind{},
-	scenario.KindCrash:       crashKind{},
-	scenario.KindIperf:       iperfKind{},
-	scenario.KindWeb:         webKind{},
+	scenario.KindThroughput:        compared{throughputKind{}},
+	scenario.KindNDR:               compared{ndrKind{}},
+	scenario.KindPing:              pingKind{},
+	scenario.KindCBR:               cbrKind{},
+	scenario.KindSubscribers:       compared{subscribersKind{}},
+	scenario.KindChurn:             churnKind{},
+	scenario.KindRestart:           judgedKind{restartKind{}, report.RestartChecks},
+	scenario.KindCrash:             judgedKind{crashKind{}, report.RestartChecks},
+	scenario.KindIperf:             iperfKind{},
+	scenario.KindWeb:               webKind{},
+	scenario.KindPolicing:          policingKind{},
+	scenario.KindUsage:             usageKind{},
+	scenario.KindIsolation:         isolationKind{},
+	scenario.KindOverload:          overloadKind{},
+	scenario.KindAbuse:             abuseKind{},
+	scenario.KindRuleLatency:       ruleLatencyKind{},
+	scenario.KindHandover:          handoverKind{},
+	scenario.KindBuffering:         bufferingKind{},
+	scenario.KindChurnUnderTraffic: churnUnderTrafficKind{},
 }
 
 // A stepKind runs the steps of one kind.

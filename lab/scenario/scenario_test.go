@@ -155,7 +155,8 @@ func TestParseExample(t *testing.T) {
 // added to the package must be added to one of them.
 func TestExamplesSetEveryKey(t *testing.T) {
 	var lines []map[string]int
-	for _, text := range []string{example, upfdExample, shipped(t, "restart.yaml"), shipped(t, "iperf3.yaml"), shipped(t, "web.yaml")} {
+	for _, text := range []string{example, upfdExample, shipped(t, "restart.yaml"), shipped(t, "iperf3.yaml"), shipped(t, "web.yaml"),
+		shipped(t, "verify.yaml")} {
 		lines = append(lines, mustParse(t, text).src.lines)
 	}
 	for _, key := range keys {
@@ -195,7 +196,7 @@ func TestDocumented(t *testing.T) {
 	}
 	for name, text := range map[string]string{"example": example, "upfdExample": upfdExample, "default.yaml": string(defaultYAML),
 		"restart.yaml": shipped(t, "restart.yaml"), "command.yaml": shipped(t, "command.yaml"), "iperf3.yaml": shipped(t, "iperf3.yaml"),
-		"web.yaml": shipped(t, "web.yaml")} {
+		"web.yaml": shipped(t, "web.yaml"), "verify.yaml": shipped(t, "verify.yaml")} {
 		if !strings.Contains(string(doc), "```yaml\n"+text+"```\n") {
 			t.Errorf("docs/lab.md does not show %s as it is; copy it over", name)
 		}

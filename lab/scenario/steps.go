@@ -26,6 +26,15 @@ var kinds = []struct {
 	{KindCrash, defaultCrash},
 	{KindIperf, defaultIperf},
 	{KindWeb, defaultWeb},
+	{KindPolicing, defaultPolicing},
+	{KindUsage, defaultUsage},
+	{KindIsolation, defaultIsolation},
+	{KindOverload, defaultOverload},
+	{KindAbuse, defaultAbuse},
+	{KindRuleLatency, defaultRuleLatency},
+	{KindHandover, defaultHandover},
+	{KindBuffering, defaultBuffering},
+	{KindChurnUnderTraffic, defaultChurnUnderTraffic},
 }
 
 // Kinds lists the step kinds in the order the docs give them.

@@ -219,20 +219,26 @@ func parseBitRate(s string) (Rate, error) {
 func splitUnit(s string) (number, unit string) { return yamlfile.SplitUnit(s) }
 
 // parsePercent reads a loss tolerance: "0", "0%" or "0.5%".
-func parsePercent(s string) (float64, error) {
-	text := strings.TrimSpace(s)
-	number, hasSign := strings.CutSuffix(text, "%")
-	v, err := strconv.ParseFloat(strings.TrimSpace(number), 64)
-	switch {
-	case err != nil || math.IsNaN(v):
-		return 0, fmt.Errorf("%s is not a percentage; want e.g. 0%% (the non-drop rate) or 0.5%% (a partial-drop rate)", yamlfile.Quote(s))
-	case !hasSign && v != 0:
-		// 0.005 could be a fraction or a percentage: make the user say.
-		return 0, fmt.Errorf("%s has no %%; write it as a percentage, e.g. %s%%", yamlfile.Quote(s), number)
-	case v < 0 || v >= 100:
-		return 0, fmt.Errorf("%s is out of range; want 0%% or more, below 100%%", yamlfile.Quote(s))
+var parsePercent = percentage("e.g. 0% (the non-drop rate) or 0.5% (a partial-drop rate)")
+
+// percentage returns a parser of a percentage from 0 to below 100: "0",
+// or a number with %; examples is the hint an error gives.
+func percentage(examples string) func(string) (float64, error) {
+	return func(s string) (float64, error) {
+		text := strings.TrimSpace(s)
+		number, hasSign := strings.CutSuffix(text, "%")
+		v, err := strconv.ParseFloat(strings.TrimSpace(number), 64)
+		switch {
+		case err != nil || math.IsNaN(v):
+			return 0, fmt.Errorf("%s is not a percentage; want %s", yamlfile.Quote(s), examples)
+		case !hasSign && v != 0:
+			// 0.005 could be a fraction or a percentage: make the user say.
+			return 0, fmt.Errorf("%s has no %%; write it as a percentage, e.g. %s%%", yamlfile.Quote(s), number)
+		case v < 0 || v >= 100:
+			return 0, fmt.Errorf("%s is out of range; want 0%% or more, below 100%%", yamlfile.Quote(s))
+		}
+		return v, nil
 	}
-	return v, nil
 }
 
 // parseDuration reads a positive Go duration ("2s", "500ms", "1m30s").

@@ -21,6 +21,9 @@ type Churn struct {
 	PerSecond int
 	Duration  time.Duration
 	SwitchTo  netip.Addr // the second gNB; 198.18.3.11
+	// Base is the population it switches, by CP SEID; nil: every
+	// established session.
+	Base []Session
 }
 
 // maxChurn keeps the interval between a second's requests above a microsecond.
@@ -71,8 +74,12 @@ func (c *Client) Churn(ctx context.Context, ch Churn) (ChurnResult, error) {
 	}
 	c.turn.Lock()
 	defer c.turn.Unlock()
+	base := c.live()
+	if ch.Base != nil {
+		base = c.mine(ch.Base)
+	}
 	r := &churner{c: c, b: c.newBatch(), gnbs: [2]netip.Addr{c.cfg.GNB, ch.SwitchTo},
-		base: c.live(), target: map[*Session]netip.Addr{}}
+		base: base, target: map[*Session]netip.Addr{}}
 	r.rec.establish, r.rec.activate = newRecorder("churn: establish"), newRecorder("churn: activate")
 	r.rec.switches, r.rec.delete = newRecorder("churn: switch"), newRecorder("churn: delete")
 

@@ -19,6 +19,7 @@ const (
 	plainURR         = 1
 	plainQFI         = 9 // 5QI 9, the default bearer's, used as the QFI
 	plainChooseID    = 1
+	plainBAR         = 1
 )
 
 func (p plain) prepare(s *Session) {
@@ -28,9 +29,30 @@ func (p plain) prepare(s *Session) {
 	}
 }
 
-func (p plain) establishment(s *Session) []*ie.IE {
+func (p plain) establishment(s *Session) []*ie.IE { return p.withRules(s, Rules{MBR: p.cfg.MBR}) }
+
+// withRules is the plain session with r's changes (see Rules).
+func (p plain) withRules(s *Session, r Rules) []*ie.IE {
 	ni := ie.NewNetworkInstance(p.cfg.DNN)
-	return []*ie.IE{
+	downlink, gate := uint8(actionForward), uint8(0)
+	if r.Buffer {
+		downlink = actionBufferNotify
+	}
+	if r.GateClosed {
+		gate = 1 // CLOSED (§8.2.7)
+	}
+	urr := []*ie.IE{ie.NewMeasurementMethod(0, 1, 0), ie.NewReportingTriggers(0, 0, 0)} // volume, at deletion
+	if r.URR != nil {
+		urr = r.URR.ies()
+	}
+	downlinkFAR := []*ie.IE{ie.NewFARID(plainDownlinkFAR), ie.NewApplyAction(downlink),
+		ie.NewForwardingParameters(ie.NewDestinationInterface(ie.DstInterfaceAccess), gtpuTunnel(s.DownlinkTEID, s.GNB))}
+	var bar []*ie.IE
+	if r.Buffer && r.BufferCount > 0 {
+		downlinkFAR = append(downlinkFAR, ie.NewBARID(plainBAR))
+		bar = append(bar, ie.NewCreateBAR(ie.NewBARID(plainBAR), ie.NewSuggestedBufferingPacketsCount(r.BufferCount)))
+	}
+	return append([]*ie.IE{
 		ie.NewCreatePDR(ie.NewPDRID(plainUplinkPDR), ie.NewPrecedence(255),
 			ie.NewPDI(ie.NewSourceInterface(ie.SrcInterfaceAccess), uplinkFTEID(s, fteidV4Choose, plainChooseID),
 				ni, ie.NewUEIPAddress(ueV4, s.UE.String(), "", 0, 0)),
@@ -41,13 +63,11 @@ func (p plain) establishment(s *Session) []*ie.IE {
 			ie.NewFARID(plainDownlinkFAR), ie.NewQERID(plainQER), ie.NewURRID(plainURR)),
 		ie.NewCreateFAR(ie.NewFARID(plainUplinkFAR), ie.NewApplyAction(actionForward),
 			ie.NewForwardingParameters(ie.NewDestinationInterface(ie.DstInterfaceCore), ni)),
-		ie.NewCreateFAR(ie.NewFARID(plainDownlinkFAR), ie.NewApplyAction(actionForward),
-			ie.NewForwardingParameters(ie.NewDestinationInterface(ie.DstInterfaceAccess), gtpuTunnel(s.DownlinkTEID, s.GNB))),
-		createQER(plainQER, mbr(p.cfg, nil), s.QFI),
-		// Volume only, reported when the session goes (no trigger).
-		ie.NewCreateURR(ie.NewURRID(plainURR), ie.NewMeasurementMethod(0, 1, 0), ie.NewReportingTriggers(0, 0, 0)),
+		ie.NewCreateFAR(downlinkFAR...),
+		createGatedQER(plainQER, gate, rateIEs(r.MBR), s.QFI),
+		ie.NewCreateURR(append([]*ie.IE{ie.NewURRID(plainURR)}, urr...)...),
 		ie.NewPDNType(ie.PDNTypeIPv4),
-	}
+	}, bar...)
 }
 
 func (plain) rateQER() uint32 { return plainQER }

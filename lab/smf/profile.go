@@ -104,10 +104,14 @@ func uplinkFTEID(s *Session, chooseFlags, chooseID uint8) *ie.IE {
 
 // mbr is the QER's MBR IE: cfg.MBR, else def (nil: none).
 func mbr(cfg *Config, def *Bitrate) []*ie.IE {
-	r := cfg.MBR
-	if r == nil {
-		r = def
+	if cfg.MBR != nil {
+		return rateIEs(cfg.MBR)
 	}
+	return rateIEs(def)
+}
+
+// rateIEs is the MBR IE of r, or none for nil.
+func rateIEs(r *Bitrate) []*ie.IE {
 	if r == nil {
 		return nil
 	}
@@ -125,7 +129,10 @@ func updateMBR(id uint32, r *Bitrate) *ie.IE {
 
 // createQER is a QER with both gates open, the rate IEs given (none: no
 // MBR) and the QFI, in the order the SMFs write them.
-func createQER(id uint32, rate []*ie.IE, qfi uint8) *ie.IE {
-	kids := append([]*ie.IE{ie.NewQERID(id), ie.NewGateStatus(0, 0)}, rate...)
+func createQER(id uint32, rate []*ie.IE, qfi uint8) *ie.IE { return createGatedQER(id, 0, rate, qfi) }
+
+// createGatedQER is createQER with both gates at gate: 0 open, 1 closed.
+func createGatedQER(id uint32, gate uint8, rate []*ie.IE, qfi uint8) *ie.IE {
+	kids := append([]*ie.IE{ie.NewQERID(id), ie.NewGateStatus(gate, gate)}, rate...)
 	return ie.NewCreateQER(append(kids, ie.NewQFI(qfi))...)
 }

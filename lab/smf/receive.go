@@ -26,6 +26,9 @@ func (c *Client) receive() {
 			continue
 		}
 		if c.answerRequest(m, from) {
+			if r, ok := m.(*message.SessionReportRequest); ok {
+				c.noteReport(r, at)
+			}
 			continue
 		}
 		tx := c.pending.takeAnswered(m)

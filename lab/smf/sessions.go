@@ -81,6 +81,28 @@ func (c *Client) SwitchPath(ctx context.Context, to netip.Addr) (Phase, error) {
 	return c.run(ctx, "switch to "+to.String(), c.live(), c.pathSwitch(to))
 }
 
+// SwitchPathOf moves the downlink of the sessions given (by CP SEID) to
+// the gNB at to, as SwitchPath does for every session.
+func (c *Client) SwitchPathOf(ctx context.Context, sessions []Session, to netip.Addr) (Phase, error) {
+	c.turn.Lock()
+	defer c.turn.Unlock()
+	return c.run(ctx, "switch to "+to.String(), c.mine(sessions), c.pathSwitch(to))
+}
+
+// mine are the client's own records of the established sessions given,
+// by CP SEID; those it does not hold are left out.
+func (c *Client) mine(sessions []Session) []*Session {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []*Session
+	for _, s := range sessions {
+		if x, ok := c.sessions[s.CPSEID]; ok {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
 // SetMBR sets the MBR of the first n sessions (in the order of Sessions)
 // to r, in the QER that holds the profile's session AMBR, as an SMF does
 // when the AMBR changes; nil takes it away (no limit), whatever the
@@ -121,8 +143,12 @@ func (c *Client) liveLocked() []*Session {
 	return out
 }
 
-// newSessions makes n sessions on free slots, not yet established.
-func (c *Client) newSessions(n int) ([]*Session, error) {
+// newSessions makes n sessions of the profile on free slots, not yet
+// established.
+func (c *Client) newSessions(n int) ([]*Session, error) { return c.newSessionsOf(c.flow, n) }
+
+// newSessionsOf makes n sessions that f prepares on free slots.
+func (c *Client) newSessionsOf(f flow, n int) ([]*Session, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := make([]*Session, 0, n)
@@ -135,18 +161,18 @@ func (c *Client) newSessions(n int) ([]*Session, error) {
 			return nil, fmt.Errorf("smf: no room for %d more sessions: UE pool %v and TEIDs allow %d in all, %d in use",
 				n, c.cfg.UEPool, c.slots.limit, len(c.sessions))
 		}
-		out = append(out, c.newSession(slot))
+		out = append(out, c.newSession(f, slot))
 	}
 	return out, nil
 }
 
-// newSession is the session of slot, with a fresh CP SEID. Called with
-// c.mu held.
-func (c *Client) newSession(slot int) *Session {
+// newSession is the session of slot that f prepares, with a fresh CP
+// SEID. Called with c.mu held.
+func (c *Client) newSession(f flow, slot int) *Session {
 	c.lastCP++
 	s := &Session{CPSEID: c.lastCP, UE: topo.UEAddr(c.cfg.UEPool, slot), GNB: c.cfg.GNB,
 		DownlinkTEID: c.cfg.DownlinkTEIDBase + uint32(slot), slot: slot}
-	c.flow.prepare(s)
+	f.prepare(s)
 	return s
 }
 
@@ -166,9 +192,15 @@ func (c *Client) releaseUnestablished(fresh []*Session) {
 // changes.
 
 func (c *Client) establishment(s *Session) *op {
-	ies := append([]*ie.IE{c.nodeID, fseid(s.CPSEID, c.cfg.NodeID)}, c.flow.establishment(s)...)
-	return &op{sess: s, msg: message.NewSessionEstablishmentRequest(0, 0, 0, 0, 0, ies...),
+	return &op{sess: s, msg: c.establishmentRequest(s, c.flow.establishment(s)),
 		onAccept: func(m message.Message) error { return c.established(s, m.(*message.SessionEstablishmentResponse)) }}
+}
+
+// establishmentRequest is s's Session Establishment Request with a
+// profile's IEs after ours.
+func (c *Client) establishmentRequest(s *Session, ies []*ie.IE) message.Message {
+	ies = append([]*ie.IE{c.nodeID, fseid(s.CPSEID, c.cfg.NodeID)}, ies...)
+	return message.NewSessionEstablishmentRequest(0, 0, 0, 0, 0, ies...)
 }
 
 func (c *Client) activation(s *Session) *op {

@@ -167,6 +167,7 @@ type Client struct {
 	counters Counters
 	lastCP   uint64 // the last CP SEID handed out
 	slots    slots
+	onReport func(Report) // see OnReport
 }
 
 // Peer is what the UPF said of itself in the Association Setup Response.

@@ -3,6 +3,7 @@ package docs
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -118,8 +119,12 @@ func runBlocks(t *testing.T, repo string, bs []block) {
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
 	cmd.WaitDelay = 20 * time.Second
 	start := time.Now()
-	err := cmd.Run()
-	endAll(t, cmd.Process.Pid, filepath.Join(dir, "mntns"))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	mnt := pinMountNamespace(cmd.Process.Pid, filepath.Join(dir, "mntns"))
+	err := cmd.Wait()
+	endAll(t, cmd.Process.Pid, mnt)
 	t.Logf("%d blocks in %v", len(bs), time.Since(start).Round(time.Second))
 	if err != nil {
 		at := "before the first block"
@@ -134,19 +139,45 @@ func runBlocks(t *testing.T, repo string, bs []block) {
 	}
 }
 
+// pinMountNamespace opens the blocks' mount namespace once the shell (pid,
+// not yet waited for) has written its name to mntFile, so that the
+// namespace outlives the shell: while it is open, no other namespace can
+// take its inode number, and endAll kills only what is in it. Unpinned,
+// the number of a namespace gone is soon another's (an ip -n of another
+// test's), whose processes endAll would kill. nil: the shell was gone
+// before, or never wrote it.
+func pinMountNamespace(pid int, mntFile string) *os.File {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(mntFile); err == nil {
+			f, err := os.Open(fmt.Sprintf("/proc/%d/ns/mnt", pid))
+			if err != nil {
+				return nil
+			}
+			return f
+		}
+	}
+	return nil
+}
+
 // endAll kills what the blocks left running: the shell's process group,
 // then any process still in the blocks' mount namespace (a UPF started
-// in a group of its own), which only the shell's descendants can be in.
-func endAll(t *testing.T, pgid int, mntFile string) {
+// in a group of its own), which only the shell's descendants can be in;
+// mnt, pinned, is that namespace, and is closed.
+func endAll(t *testing.T, pgid int, mnt *os.File) {
 	syscall.Kill(-pgid, syscall.SIGKILL)
-	b, err := os.ReadFile(mntFile)
-	if err != nil {
+	if mnt == nil {
 		return // it never got that far
 	}
-	mnt := strings.TrimSpace(string(b))
+	defer mnt.Close()
+	var pinned syscall.Stat_t
+	if err := syscall.Fstat(int(mnt.Fd()), &pinned); err != nil {
+		t.Errorf("the blocks' mount namespace: %v", err)
+		return
+	}
 	procs, _ := filepath.Glob("/proc/[0-9]*/ns/mnt")
 	for _, p := range procs {
-		if ns, err := os.Readlink(p); err == nil && ns == mnt {
+		var st syscall.Stat_t
+		if syscall.Stat(p, &st) == nil && st.Dev == pinned.Dev && st.Ino == pinned.Ino {
 			pid, _ := strconv.Atoi(strings.Split(p, "/")[2])
 			t.Logf("killing pid %d, left running by the blocks", pid)
 			syscall.Kill(pid, syscall.SIGKILL)

@@ -29,7 +29,7 @@ deps:
 	./scripts/deps.sh
 
 # The lab's default scenario against upfd (lab/scenario/default.yaml):
-# prints the results table; files go to upflab-results/.
+# prints the results for a terminal; files (run.md, plots) go to upflab-results/.
 lab: deps
 	$(GO) build -o bin/ ./cmd/upfd ./cmd/upflab
 	./bin/upflab run $(SCENARIO)

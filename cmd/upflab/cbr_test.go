@@ -52,6 +52,7 @@ func TestPrivilegedCBRPrintsSaneLines(t *testing.T) {
 	}
 	t.Logf("\n%s", out.String())
 	var sizes []string
+	var arrived float64
 	for _, line := range strings.Split(out.String(), "\n") {
 		m := cbrLineRE.FindStringSubmatch(line)
 		if m == nil {
@@ -59,8 +60,9 @@ func TestPrivilegedCBRPrintsSaneLines(t *testing.T) {
 		}
 		sizes = append(sizes, m[1])
 		size, sdus, bytes, ms, pps, mbps, sent := num(m[1]), num(m[2]), num(m[3]), num(m[4]), num(m[5]), num(m[6]), num(m[7])
+		arrived += sdus
 		switch {
-		case sdus == 0 || sdus != sent || bytes != sdus*size:
+		case sdus != sent || bytes != sdus*size:
 			t.Errorf("%q: want every frame sent to arrive, of its size", line)
 		case ms < 250 || ms > 2000:
 			t.Errorf("%q: want about 300 ms", line)
@@ -72,6 +74,12 @@ func TestPrivilegedCBRPrintsSaneLines(t *testing.T) {
 	}
 	if strings.Join(sizes, ",") != "64,1400" {
 		t.Errorf("lines for sizes %v, want 64 and 1400", sizes)
+	}
+	// A starved generator may send nothing of a size in its 300 ms (0 at
+	// 1400 B with other work on the 2-core VM): the line must still add
+	// up, but some frame must have gone through.
+	if arrived == 0 {
+		t.Error("nothing arrived at any size; want the frames sent")
 	}
 }
 

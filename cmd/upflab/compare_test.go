@@ -11,13 +11,15 @@ import (
 	"github.com/sluice-upf/sluice/lab/report"
 )
 
-// writeRun writes a run of upf, with one throughput step, as run.json in
-// a directory of its own.
-func writeRun(t *testing.T, dir, upf string, rxPackets uint64) string {
+// writeRun writes a run of upf, with one throughput step beside the
+// reference forwarder's, as run.json in a directory of its own.
+func writeRun(t *testing.T, dir, upf string, rxPackets, refPackets uint64) string {
 	t.Helper()
 	run := &report.Run{Format: report.FormatVersion, Scenario: "default", Started: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC),
 		UPF: report.UPF{Name: upf}}
-	m := report.NewMeasurement("uplink", "1400", 0, time.Second, 1_000_000, 1_486_000_000, rxPackets, rxPackets*1442)
+	m := report.NewMeasurement("uplink", "1400", 0, time.Second, 1_250_000, 1_857_500_000, rxPackets, rxPackets*1442)
+	ref := report.NewMeasurement("uplink", "1400", 0, time.Second, 1_250_000, 1_857_500_000, refPackets, refPackets*1486)
+	m.Reference = &ref
 	run.AddThroughput(report.Header{Name: "throughput uplink 1400 B max", Kind: "throughput", Setup: "uplink, 1400 B, max, 1s each"}, m)
 	sub := filepath.Join(dir, upf)
 	if _, err := report.Write(run, sub, []string{"json"}); err != nil {
@@ -28,7 +30,9 @@ func writeRun(t *testing.T, dir, upf string, rxPackets uint64) string {
 
 func TestCompareFiles(t *testing.T) {
 	dir := t.TempDir()
-	a, b := writeRun(t, dir, "upfd", 1_000_000), writeRun(t, dir, "eUPF", 814_750)
+	// B received fewer packets than A, on a machine whose path carried
+	// fewer: it compares by its ratio to its reference, 0.81 against 0.80.
+	a, b := writeRun(t, dir, "upfd", 1_000_000, 1_250_000), writeRun(t, dir, "eUPF", 814_750, 1_000_000)
 	out := filepath.Join(dir, "compare.md")
 	if err := runCompare([]string{"-o", out, a, b}); err != nil {
 		t.Fatal(err)
@@ -39,7 +43,7 @@ func TestCompareFiles(t *testing.T) {
 	}
 	for _, want := range []string{
 		"| A | " + a + " | upfd<br>2026-11-22 | – | default |",
-		"| B | eUPF<br>2026-11-22 | Tx:11.89<br>Rx:9.40 | Tx:1000.00<br>Rx:814.75 | 18.52 | – | 0.81 |",
+		"| B | eUPF<br>2026-11-22 | 814.75 | 34.82 | 0.81 | 1.02 | – | – | – | – |",
 	} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("compare.md lacks %q:\n%s", want, md)
@@ -49,7 +53,7 @@ func TestCompareFiles(t *testing.T) {
 
 func TestCompareUsage(t *testing.T) {
 	dir := t.TempDir()
-	a := writeRun(t, dir, "upfd", 1)
+	a := writeRun(t, dir, "upfd", 1, 1)
 	notRun := filepath.Join(dir, "trex.json")
 	os.WriteFile(notRun, []byte(`{"format": "trex"}`), 0o644)
 	for _, tc := range []struct {

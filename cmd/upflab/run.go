@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -39,7 +40,7 @@ func runScenario(args []string) error {
 	if err != nil {
 		return err
 	}
-	run, err := execute(s, *upfd, *out, *keep)
+	run, err := execute(s, *upfd, *out, *keep, report.WriteText)
 	if run == nil {
 		return err
 	}
@@ -48,8 +49,9 @@ func runScenario(args []string) error {
 
 // execute runs s against its UPF (upfd: the binary given, or found), with
 // results in out (default: the scenario's outputs.directory), and prints
-// them: what upflab run and upflab verify share.
-func execute(s *scenario.Scenario, upfd, out string, keep bool) (*report.Run, error) {
+// them with write: what upflab run (tables for a terminal) and upflab
+// verify (the scorecard in Markdown) share.
+func execute(s *scenario.Scenario, upfd, out string, keep bool, write func(io.Writer, *report.Run) error) (*report.Run, error) {
 	var err error
 	o := runner.Options{Keep: keep, Progress: os.Stderr, Dir: out}
 	if s.UPF.Kind == scenario.UPFBuiltIn {
@@ -71,10 +73,11 @@ func execute(s *scenario.Scenario, upfd, out string, keep bool) (*report.Run, er
 	if err != nil {
 		return run, errors.Join(runErr, err)
 	}
-	if err := report.WriteMarkdown(os.Stdout, run); err != nil {
+	if err := write(os.Stdout, run); err != nil {
 		return run, errors.Join(runErr, err)
 	}
-	fmt.Fprintf(os.Stderr, "upflab: %d files in %s, run took %v\n", len(written), o.Dir, time.Since(start).Round(time.Second))
+	fmt.Fprintf(os.Stderr, "upflab: %d files in %s (run.md: every table, the trials, the plots), run took %v\n",
+		len(written), o.Dir, time.Since(start).Round(time.Second))
 	return run, runErr
 }
 

@@ -50,7 +50,7 @@ func runVerify(args []string) error {
 			return err
 		}
 	}
-	run, err := execute(s, *upfd, *out, *keep)
+	run, err := execute(s, *upfd, *out, *keep, report.WriteMarkdown)
 	if run == nil {
 		return err
 	}

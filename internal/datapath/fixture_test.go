@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gopacket/gopacket/layers"
+
 	"github.com/sluice-upf/sluice/internal/testenv"
 )
 

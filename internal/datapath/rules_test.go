@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gopacket/gopacket/layers"
+
 	"github.com/sluice-upf/sluice/internal/testenv"
 )
 

@@ -108,6 +108,12 @@ func (n *n4) raw(b []byte) []byte {
 	if _, err := n.smf.WriteToUDP(b, n.upf); err != nil {
 		n.t.Fatal(err)
 	}
+	return n.read()
+}
+
+// read is the next message to the SMF, waited for 2 s at most.
+func (n *n4) read() []byte {
+	n.t.Helper()
 	buf := make([]byte, 65535)
 	n.smf.SetReadDeadline(time.Now().Add(2 * time.Second))
 	k, _, err := n.smf.ReadFromUDP(buf)

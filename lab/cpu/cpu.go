@@ -271,3 +271,36 @@ func coreUsage(before, after []coreTicks) []Core {
 	}
 	return out
 }
+
+// Combine is the use over several intervals, each weighing by how long it
+// was: a step measured in rounds, between which others ran.
+func Combine(us ...Usage) Usage {
+	var out Usage
+	cores := map[int]*Core{}
+	var order []int
+	for _, u := range us {
+		out.Elapsed += u.Elapsed
+	}
+	if out.Elapsed <= 0 {
+		return out
+	}
+	for _, u := range us {
+		w := float64(u.Elapsed) / float64(out.Elapsed)
+		out.Process += w * u.Process
+		for _, c := range u.Cores {
+			sum, ok := cores[c.CPU]
+			if !ok {
+				sum = &Core{CPU: c.CPU}
+				cores[c.CPU] = sum
+				order = append(order, c.CPU)
+			}
+			sum.Busy += w * c.Busy
+			sum.Softirq += w * c.Softirq
+		}
+	}
+	slices.Sort(order)
+	for _, c := range order {
+		out.Cores = append(out.Cores, *cores[c])
+	}
+	return out
+}

@@ -45,16 +45,6 @@ func (r *Run) AddError(h Header, err error) {
 	r.step(h).Error = err.Error()
 }
 
-// packetRatio is m's Rx packet rate over ref's, or nil without a
-// reference that received anything.
-func packetRatio(m Measurement, ref *Measurement) *float64 {
-	if ref == nil || ref.RxKpps == 0 {
-		return nil
-	}
-	ratio := m.RxKpps / ref.RxKpps
-	return &ratio
-}
-
 // ThisHost describes the machine: host name, kernel release, CPU model and
 // count. What cannot be read stays empty.
 func ThisHost() Host {

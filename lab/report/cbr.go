@@ -39,16 +39,27 @@ func (r *Run) AddCBR(h Header, points ...CBR) {
 	s.CBR = append(s.CBR, points...)
 }
 
-func (cbrKind) section(b *strings.Builder, run *Run) {
-	t := &table{header: []string{"#", "Step", "Size<br>bytes", "Offered<br>Kpps", "Sent", "Received", "Loss %", "Goodput<br>pps", "<br>Mbit/s"}}
+// cbrTable has a row per step and size.
+func cbrTable(run *Run) *table {
+	t := &table{left: 2, header: []string{"#", "Step", "Size<br>bytes", "Offered<br>Kpps", "Sent", "Received", "Loss %", "Goodput<br>pps", "<br>Mbit/s"}}
 	for i, s := range run.Steps {
 		for _, c := range s.CBR {
 			t.add(strconv.Itoa(i+1), cell(s.Name), strconv.Itoa(c.Size), offeredText(c.OfferedKpps),
 				count(c.Sent), count(c.Received), lossText(c.LossPct), fmt.Sprintf("%.0f", c.PPS), f2(c.Mbps))
 		}
 	}
-	if len(t.rows) > 0 {
+	return t
+}
+
+func (cbrKind) section(b *strings.Builder, run *Run) {
+	if t := cbrTable(run); len(t.rows) > 0 {
 		t.write(b)
+	}
+}
+
+func (cbrKind) text(b *strings.Builder, run *Run) {
+	if t := cbrTable(run); len(t.rows) > 0 {
+		t.writeText(b)
 	}
 }
 
@@ -71,19 +82,32 @@ func (cbrKind) compare(b *strings.Builder, rows []compared, ratio string) {
 	})
 }
 
-// plots draw the goodput in packets and in Mbit/s by size, as ocbr's.
+// plots draw the goodput in packets and in Mbit/s by size, as ocbr's,
+// beside what was sent (and offered, at a set rate), over the loss.
 func (cbrKind) plots(s Step, file func(string) string) []Plot {
-	var pps, mbps []point
+	var pps, sentPPS, offered, mbps, sentMbps, loss []point
 	for _, c := range s.CBR {
-		pps, mbps = append(pps, point{float64(c.Size), c.PPS}), append(mbps, point{float64(c.Size), c.Mbps})
+		x, sent := float64(c.Size), perSecond(float64(c.Sent), c.Seconds)
+		pps, sentPPS = append(pps, point{x, c.PPS}), append(sentPPS, point{x, sent})
+		mbps, sentMbps = append(mbps, point{x, c.Mbps}), append(sentMbps, point{x, sent * x * 8 / 1e6})
+		loss = append(loss, point{x, c.LossPct})
+		if c.OfferedKpps > 0 {
+			offered = append(offered, point{x, c.OfferedKpps * 1e3})
+		}
 	}
-	one := func(name, title, yLabel string, points []point) Plot {
-		return Plot{File: file(name), Title: title, charts: []chart{{
-			title: title, xLabel: "UDP payload (bytes)", yLabel: yLabel, series: []series{{name: "goodput", points: points}},
-		}}}
+	packets := []series{{name: "goodput", points: pps}, {name: "sent", points: sentPPS, color: 2}}
+	if len(offered) > 0 {
+		packets = append(packets, series{name: "offered", points: offered, color: 2, dashed: true})
+	}
+	lost := chart{title: "Loss by size: " + s.Name, xLabel: "UDP payload (bytes)", yLabel: "loss (%)",
+		series: []series{{name: "lost", points: loss, color: 3}}}
+	plot := func(name, title, yLabel string, lines []series) Plot {
+		return Plot{File: file(name), Title: title, charts: []chart{
+			{title: title, xLabel: "UDP payload (bytes)", yLabel: yLabel, series: lines}, lost}}
 	}
 	return []Plot{
-		one("pps", "Goodput in packets by size: "+s.Name, "packets/s", pps),
-		one("mbps", "Goodput in Mbit/s by size: "+s.Name, "Mbit/s", mbps),
+		plot("pps", "Goodput in packets by size: "+s.Name, "packets/s", packets),
+		plot("mbps", "Goodput in Mbit/s by size: "+s.Name, "Mbit/s (payload)",
+			[]series{{name: "goodput", points: mbps}, {name: "sent", points: sentMbps, color: 2}}),
 	}
 }

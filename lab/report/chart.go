@@ -37,6 +37,8 @@ const (
 	marginRight  = 28
 	marginTop    = 48
 	marginBottom = 64
+	// captionHeight is the room a caption takes under a title.
+	captionHeight = 20
 )
 
 var (
@@ -82,9 +84,14 @@ func newCanvas(width, height int) *canvas {
 	return &canvas{img: img, text: faceOf(14), title: faceOf(18)}
 }
 
-// draw draws c into area of the canvas.
-func (cv *canvas) draw(c chart, area image.Rectangle) {
-	plot := image.Rect(area.Min.X+marginLeft, area.Min.Y+marginTop, area.Max.X-marginRight, area.Max.Y-marginBottom)
+// draw draws c into area of the canvas, with caption, if any, under its
+// title.
+func (cv *canvas) draw(c chart, area image.Rectangle, caption string) {
+	top := marginTop
+	if caption != "" {
+		top += captionHeight
+	}
+	plot := image.Rect(area.Min.X+marginLeft, area.Min.Y+top, area.Max.X-marginRight, area.Max.Y-marginBottom)
 	xs, ys := c.extent()
 	xTicks, yTicks := niceTicks(xs.lo, xs.hi), niceTicks(ys.lo, ys.hi)
 	sx := scale{xTicks[0], xTicks[len(xTicks)-1], float64(plot.Min.X), float64(plot.Max.X)}
@@ -92,6 +99,9 @@ func (cv *canvas) draw(c chart, area image.Rectangle) {
 
 	cv.grid(plot, xTicks, yTicks, sx, sy)
 	cv.label(c.title, cv.title, (area.Min.X+area.Max.X)/2, area.Min.Y+30, alignCenter)
+	if caption != "" {
+		cv.label(caption, cv.text, (area.Min.X+area.Max.X)/2, area.Min.Y+30+captionHeight, alignCenter)
+	}
 	cv.label(c.xLabel, cv.text, (plot.Min.X+plot.Max.X)/2, plot.Max.Y+50, alignCenter)
 	cv.verticalLabel(c.yLabel, area.Min.X+18, (plot.Min.Y+plot.Max.Y)/2)
 	var drawn []point // in pixels, for the legend to avoid

@@ -180,23 +180,48 @@ type checkKind struct{}
 
 func (checkKind) has(s *Step) bool { return len(s.Checks) > 0 }
 
-func (checkKind) section(b *strings.Builder, run *Run) {
-	t := &table{header: []string{"#", "Check", "Figure", "Limit", "Verdict", "Note"}}
+// checkTable is the scorecard's table: a row per check of the run, in
+// Markdown or, for a terminal, plain.
+func checkTable(run *Run, markdown bool) *table {
+	t := &table{left: 2, header: []string{"#", "Check", "Figure", "Limit", "Verdict", "Note"}}
 	for i, s := range run.Steps {
 		for _, c := range s.Checks {
-			t.add(strconv.Itoa(i+1), cell(c.Name), c.FigureText(), c.LimitText(), verdictText(c), cell(c.Note))
+			name, verdict, note := cell(c.Name), verdictText(c), cell(c.Note)
+			if !markdown {
+				name, verdict, note = c.Name, string(c.Verdict), c.Note
+			}
+			t.add(strconv.Itoa(i+1), name, c.FigureText(), c.LimitText(), verdict, note)
 		}
 	}
+	return t
+}
+
+func (checkKind) section(b *strings.Builder, run *Run) {
+	t := checkTable(run, true)
 	if len(t.rows) == 0 {
 		return
 	}
 	t.write(b)
-	n := run.Verdicts()
-	fmt.Fprintf(b, "%d checks: %d pass, %d fail, %d refused.", n[Pass]+n[Fail]+n[Refused], n[Pass], n[Fail], n[Refused])
-	if host := hostFailures(run); host > 0 {
-		fmt.Fprintf(b, " %d of the failures are the lab host's: it could not make the conditions the check needs.", host)
+	b.WriteString(verdictsText(run) + "\n\n")
+}
+
+func (checkKind) text(b *strings.Builder, run *Run) {
+	t := checkTable(run, false)
+	if len(t.rows) == 0 {
+		return
 	}
-	b.WriteString("\n\n")
+	t.writeText(b, verdictsText(run))
+}
+
+// verdictsText counts the run's checks by verdict, and the failures the
+// lab's host caused.
+func verdictsText(run *Run) string {
+	n := run.Verdicts()
+	text := fmt.Sprintf("%d checks: %d pass, %d fail, %d refused.", n[Pass]+n[Fail]+n[Refused], n[Pass], n[Fail], n[Refused])
+	if host := hostFailures(run); host > 0 {
+		text += fmt.Sprintf(" %d of the failures are the lab host's: it could not make the conditions the check needs.", host)
+	}
+	return text
 }
 
 // rows are a row per check.

@@ -119,3 +119,20 @@ func TestHostFailures(t *testing.T) {
 		t.Errorf("scorecard:\n%s", b.String())
 	}
 }
+
+// The scorecard for a terminal: aligned, its verdicts plain words.
+func TestScorecardForATerminal(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteText(&b, scorecardRun(UPF{Name: "upfd"}, 1)); err != nil {
+		t.Fatal(err)
+	}
+	text := b.String()
+	for _, want := range []string{"Scorecard\n", "  1  MBR 1 Mbit/s downlink   97.10 % of MBR  98 to 102 % of MBR     fail", "  5 checks: 3 pass, 1 fail, 1 refused.\n"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the terminal's scorecard lacks %q in\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "**") || strings.Contains(text, "|") {
+		t.Errorf("the terminal's scorecard has Markdown:\n%s", text)
+	}
+}

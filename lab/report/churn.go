@@ -27,8 +27,9 @@ func (r *Run) AddChurn(h Header, c Churn) {
 	r.step(h).Churn = &c
 }
 
-func (churnKind) section(b *strings.Builder, run *Run) {
-	t := &table{header: []string{"#", "Step", "Target<br>/s", "Achieved<br>/s", "Established", "Deleted", "Failed",
+// churnTable has a row per step.
+func churnTable(run *Run) *table {
+	t := &table{left: 2, header: []string{"#", "Step", "Target<br>/s", "Achieved<br>/s", "Established", "Deleted", "Failed",
 		"Setup p50<br>ms", "Setup p99<br>ms"}}
 	for i, s := range run.Steps {
 		if c := s.Churn; c != nil {
@@ -36,8 +37,18 @@ func (churnKind) section(b *strings.Builder, run *Run) {
 				strconv.Itoa(c.Established), strconv.Itoa(c.Deleted), strconv.Itoa(c.Failed), f2(c.SetupP50Ms), f2(c.SetupP99Ms))
 		}
 	}
-	if len(t.rows) > 0 {
+	return t
+}
+
+func (churnKind) section(b *strings.Builder, run *Run) {
+	if t := churnTable(run); len(t.rows) > 0 {
 		t.write(b)
+	}
+}
+
+func (churnKind) text(b *strings.Builder, run *Run) {
+	if t := churnTable(run); len(t.rows) > 0 {
+		t.writeText(b)
 	}
 }
 

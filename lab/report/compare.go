@@ -29,6 +29,8 @@ func Compare(w io.Writer, runs []Compared) error {
 		legend.add(letter(i), cell(c.Label), upfDate(c.Run), cell(hostText(c.Run.Host)), cell(c.Run.Scenario))
 	}
 	legend.write(&b)
+	otherHosts(&b, runs)
+	bpfStatsRuns(&b, runs)
 	for _, s := range runs[0].Run.Steps {
 		if !s.hasResults() {
 			continue
@@ -39,6 +41,51 @@ func Compare(w io.Writer, runs []Compared) error {
 	notInFirst(&b, runs)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// otherHosts says which runs ran on another host than the first: their
+// rates, times and goodput do not compare with its, only their ratios to
+// their own reference forwarders do.
+func otherHosts(b *strings.Builder, runs []Compared) {
+	first := runs[0].Run.Host
+	var others []string
+	for i, c := range runs[1:] {
+		if c.Run.Host != first {
+			others = append(others, letter(i+1))
+		}
+	}
+	if len(others) == 0 {
+		return
+	}
+	verb, its := "ran on another host than A", "Its"
+	if len(others) > 1 {
+		verb, its = "ran on other hosts than A", "Their"
+	}
+	fmt.Fprintf(b, "**%s %s.** %s rates, round trips, goodput and session rates do not compare with A's; "+
+		"the ratios to each run's own reference forwarder (x ref) do, as far as the machines' paths are alike.\n\n",
+		strings.Join(others, ", "), verb, its)
+}
+
+// bpfStatsRuns says which runs had steps measured while BPF's run-time
+// statistics were on: where most rounds of a step were, its ratios are
+// drawn toward 1 (upfd's 64 B uplink read 0.61-0.66 without them,
+// 0.81-0.82 with, in make lab on the 2-vCPU VM) and compare only with
+// others measured so.
+func bpfStatsRuns(b *strings.Builder, runs []Compared) {
+	var which []string
+	for i, c := range runs {
+		if steps := bpfStatsSteps(c.Run); steps != "" {
+			which = append(which, fmt.Sprintf("%s (step %s)", letter(i), steps))
+		}
+	}
+	if len(which) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "**BPF's run-time statistics were on during %s**, turned on by another process for the whole "+
+		"machine: every XDP program run paid two clock reads more. The rounds and trials measured so are left out of a "+
+		"step's ratios where they are fewer than half; where they are not, its ratios are drawn toward 1 and compare only "+
+		"with others measured so.\n\n",
+		strings.Join(which, ", "))
 }
 
 // letter is the #-column of run i: A, B, ... Z, AA, AB ...
@@ -85,6 +132,29 @@ func compareStep(b *strings.Builder, rows []compared) {
 			k.compare(b, rows, "x "+rows[0].label)
 		}
 	}
+}
+
+// versus is a figure's ratio to the first run's: of their ratios to their
+// own reference forwarders when both have one, which compare across runs
+// and hosts; else of the figures themselves, marked with a *, which
+// compare only on one host, close in time.
+func versus(ratio, firstRatio *float64, v, first float64) string {
+	if ratio != nil && firstRatio != nil {
+		return ratioText(over(*ratio, *firstRatio, true))
+	}
+	if r := over(v, first, true); r != nil {
+		return f2(*r) + "*"
+	}
+	return ""
+}
+
+// The footnotes of the compared kinds' tables.
+const compareRatioNote = "Rx packet rate over the reference forwarder's in the same run (in rounds, or at an NDR's rate found: the median, with the middle half in brackets)."
+
+func versusNote(first string) string {
+	return "x " + first + ": x ref over " + first + "'s x ref, the UPF's share of its own machine's path against " + first +
+		"'s: the figure that compares across runs and hosts. Marked *: a run without the reference forwarder; its Rx rate over " +
+		first + "'s, which compares only on one host, close in time."
 }
 
 // over is a figure's ratio to the first run's, if both have it.

@@ -15,11 +15,17 @@ func otherRun() *Run {
 	run := fixedRun()
 	run.UPF = UPF{Name: "eUPF", Version: "v0.6.4", Command: "eupf --config /tmp/upflab/eupf.yaml"}
 	run.Started = run.Started.AddDate(0, 0, 1)
+	run.Host.Name = "lab2"
 	for i := range run.Steps {
 		s := &run.Steps[i]
 		for j := range s.Throughput {
-			s.Throughput[j].RxKpps *= 0.8
-			s.Throughput[j].RxGbps *= 0.8
+			m := &s.Throughput[j]
+			m.RxKpps *= 0.8
+			m.RxGbps *= 0.8
+			*m.RatioToReference *= 0.8
+			if sp := m.RatioSpread; sp != nil {
+				sp.Low, sp.High = 0.8*sp.Low, 0.8*sp.High
+			}
 		}
 		for j := range s.Ping {
 			s.Ping[j].AvgMs *= 1.5
@@ -29,10 +35,31 @@ func otherRun() *Run {
 			s.Subscribers[j].Downlink.RxGbps *= 0.9
 		}
 	}
-	run.Steps[1].NDR[0].Result.RxKpps, run.Steps[1].NDR[0].Result.RxGbps = 900, 10.38
-	run.Steps[5] = Step{Header: Header{Name: "cbr 1400 B 100kpps", Kind: "cbr", Setup: "1400 B, 100kpps, 2s each"},
+	// Its 1-core step ran while another process held BPF's run-time
+	// statistics on.
+	run.Steps[1].Throughput[0].BPFStats = true
+	ndr := stepOfKind(run, "ndr")
+	ndr.NDR[0].Result.RxKpps, ndr.NDR[0].Result.RxGbps = 900, 10.38
+	*ndr.NDR[0].RatioToReference, ndr.NDR[0].RatioSpread = 0.5, &Spread{Low: 0.49, High: 0.51}
+	// Its first step ran without the reference forwarder: only its rates
+	// compare, on one host.
+	for j := range run.Steps[0].Throughput {
+		m := &run.Steps[0].Throughput[j]
+		m.Reference, m.RatioToReference, m.RatioSpread = nil, nil, nil
+	}
+	*stepOfKind(run, "churn") = Step{Header: Header{Name: "cbr 1400 B 100kpps", Kind: "cbr", Setup: "1400 B, 100kpps, 2s each"},
 		CBR: []CBR{{Size: 1400, OfferedKpps: 100, Sent: 200_000, Received: 200_000, PPS: 100_000, Mbps: 1120}}}
 	return run
+}
+
+// stepOfKind is run's first step of kind.
+func stepOfKind(run *Run, kind string) *Step {
+	for i := range run.Steps {
+		if run.Steps[i].Kind == kind {
+			return &run.Steps[i]
+		}
+	}
+	panic("no " + kind + " step")
 }
 
 func TestCompare(t *testing.T) {

@@ -10,9 +10,9 @@ import (
 // csvColumns are the CSV's columns, in order. A row fills those that apply
 // to its kind of measurement and leaves the rest empty.
 var csvColumns = []string{
-	"step", "kind", "through", "direction", "size", "subscribers", "trial", "passed",
-	"offered_kpps", "seconds", "tx_packets", "rx_packets", "tx_gbps", "tx_kpps", "rx_gbps", "rx_kpps",
-	"loss_pct", "latency_p50_us", "latency_p99_us", "latency_max_us", "cpu_pct", "ratio_to_reference",
+	"step", "kind", "through", "direction", "size", "subscribers", "trial", "passed", "final",
+	"offered_kpps", "seconds", "core_seconds", "rounds", "tx_packets", "rx_packets", "tx_gbps", "tx_kpps", "rx_gbps", "rx_kpps",
+	"loss_pct", "latency_p50_us", "latency_p99_us", "latency_max_us", "cpu_pct", "ratio_to_reference", "ratio_p25", "ratio_p75",
 	"rtt_min_ms", "rtt_avg_ms", "rtt_max_ms", "rtt_mdev_ms", "goodput_pps", "goodput_mbps",
 	"target_per_second", "sessions_per_second", "failed", "setup_p50_ms", "setup_p99_ms",
 	"lost_packets", "duplicates", "reordered", "sent_while_away", "signal", "stop_ms", "restart_ms", "recovery_unchanged",
@@ -84,13 +84,27 @@ func measurementRow(m Measurement, through string, extra row) row {
 	if m.CPU != nil {
 		r["cpu_pct"] = num(m.CPU.TotalPct)
 	}
-	if m.RatioToReference != nil {
-		r["ratio_to_reference"] = num(*m.RatioToReference)
+	if m.CoreSeconds > 0 {
+		r["core_seconds"] = num(m.CoreSeconds)
 	}
+	if len(m.Rounds) > 0 {
+		r["rounds"] = strconv.Itoa(len(m.Rounds))
+	}
+	ratioColumns(r, m.RatioToReference, m.RatioSpread)
 	for k, v := range extra {
 		r[k] = v
 	}
 	return r
+}
+
+// ratioColumns fills a row's ratio to reference and its spread.
+func ratioColumns(r row, ratio *float64, spread *Spread) {
+	if ratio != nil {
+		r["ratio_to_reference"] = num(*ratio)
+	}
+	if spread != nil {
+		r["ratio_p25"], r["ratio_p75"] = num(spread.Low), num(spread.High)
+	}
 }
 
 // num writes a figure with at most six decimals, so that float noise

@@ -60,13 +60,14 @@ func (r *Run) AddIperf(h Header, results ...Iperf) {
 
 // The footnotes of the iperf table.
 const (
-	iperfGoodputNote = "What the receivers counted, all UEs together (iperf3's receiver figures), and below it each UE's: min / median / max."
+	iperfGoodputNote = "What the receivers counted, all UEs together (iperf3's receiver figures), and each UE's: min / median / max."
 	iperfLossNote    = "TCP: the senders' retransmitted segments. UDP: datagrams lost, in % of those sent."
 	ceilingNote      = "The same UEs, servers and load joined straight to the DN (lab/gnb's direct link), without tunnel, gNB or UPF, measured in the same run; x ceiling is the goodput over it."
 )
 
-func (iperfKind) section(b *strings.Builder, run *Run) {
-	t := &table{header: []string{"#", "Step", "UEs × streams", "Protocol", "MBR<br>Mbit/s", "Direction",
+// iperfTable has a row per step and direction.
+func iperfTable(run *Run) *table {
+	t := &table{left: 2, header: []string{"#", "Step", "UEs × streams", "Protocol", "MBR<br>Mbit/s", "Direction",
 		"Goodput Mbit/s[1]<br>per UE", "Retransmits /<br>loss %[2]", "CPU %", "Ceiling<br>Mbit/s[3]", "x ceiling", "of MBR"}}
 	for i, s := range run.Steps {
 		for _, x := range s.Iperf {
@@ -79,11 +80,20 @@ func (iperfKind) section(b *strings.Builder, run *Run) {
 				ceiling, ratioText(x.RatioToCeiling), ratioText(x.OfMBR))
 		}
 	}
-	if len(t.rows) == 0 {
-		return
+	return t
+}
+
+func (iperfKind) section(b *strings.Builder, run *Run) {
+	if t := iperfTable(run); len(t.rows) > 0 {
+		t.write(b)
+		fmt.Fprintf(b, "1. %s\n2. %s\n3. %s\n\n", iperfGoodputNote, iperfLossNote, ceilingNote)
 	}
-	t.write(b)
-	fmt.Fprintf(b, "1. %s\n2. %s\n3. %s\n\n", iperfGoodputNote, iperfLossNote, ceilingNote)
+}
+
+func (iperfKind) text(b *strings.Builder, run *Run) {
+	if t := iperfTable(run); len(t.rows) > 0 {
+		t.writeText(b, "[1] "+iperfGoodputNote, "[2] "+iperfLossNote, "[3] "+ceilingNote)
+	}
 }
 
 func mbrText(mbps float64) string {

@@ -20,6 +20,9 @@ func writeMarkdown(w io.Writer, run *Run, withPlots bool) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# upflab: %s\n\n", run.Scenario)
 	runTable(run).write(&b)
+	if note := bpfStatsNote(run); note != "" {
+		fmt.Fprintf(&b, "**Note:** %s\n\n", note)
+	}
 	if len(run.Placement) > 0 {
 		placementTable(run.Placement).write(&b)
 	}
@@ -38,10 +41,12 @@ func writeMarkdown(w io.Writer, run *Run, withPlots bool) error {
 	return err
 }
 
-// table is a Markdown table under construction.
+// table is a table under construction, for Markdown (write) or a
+// terminal (writeText).
 type table struct {
 	header []string
 	rows   [][]string
+	left   int // in a terminal, columns aligned to the left, from the first
 }
 
 func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
@@ -87,13 +92,16 @@ func runTable(run *Run) *table {
 	if run.UPF.Command != "" {
 		t.add("Command", "`"+cell(run.UPF.Command)+"`")
 	}
-	s := run.Sessions
-	sessions := fmt.Sprintf("%d (%s, %d flow%s each)", s.Count, s.Profile, s.Flows, plural(s.Flows))
-	if s.PerSecond > 0 {
-		sessions += fmt.Sprintf(", established at %.0f/s", s.PerSecond)
-	}
-	t.add("Sessions", sessions)
+	t.add("Sessions", sessionsText(run.Sessions))
 	return t
+}
+
+func sessionsText(s Sessions) string {
+	text := fmt.Sprintf("%d (%s, %d flow%s each)", s.Count, s.Profile, s.Flows, plural(s.Flows))
+	if s.PerSecond > 0 {
+		text += fmt.Sprintf(", established at %.0f/s", s.PerSecond)
+	}
+	return text
 }
 
 // hostText is "name: kernel, CPU model × count", with what is known.
@@ -139,7 +147,13 @@ func placementTable(places []Placement) *table {
 // The footnotes of the throughput tables.
 const (
 	cpuNote   = "CPU used by the UPF, in % of one core: its processes and threads, plus softirq on the cores its traffic arrives on (XDP runs there)."
-	ratioNote = "Rx packet rate over the reference forwarder's, measured in the same run under the same load."
+	ratioNote = "Rx packet rate over the reference forwarder's, measured in the same run under the same load. " +
+		"Measured in rounds (or an NDR's trials at the rate found), the median of the rounds' ratios, each to the reference forwarder's round beside it, " +
+		"and in brackets the middle half of them (first to third quartile)."
+	// coreNote is for the steps on one core, whose rates are per second
+	// of the core's time.
+	coreNote = "On 1 core (the closed loop) rates are per second of the time the core gave the traffic, " +
+		"which leaves out what other processes took of it meanwhile."
 )
 
 func stepCell(h Header) string {

@@ -53,21 +53,37 @@ func (r *Run) AddPing(h Header, pings ...Ping) {
 	s.Ping = append(s.Ping, pings...)
 }
 
-func (pingKind) section(b *strings.Builder, run *Run) {
-	t := &table{header: []string{"#", "Step", "Size<br>bytes", "Transmitted", "Received", "Loss %", "RTT min/avg/max/mdev<br>ms"}}
-	var summaries strings.Builder
+// pingTable has a row per step and size.
+func pingTable(run *Run) *table {
+	t := &table{left: 2, header: []string{"#", "Step", "Size<br>bytes", "Transmitted", "Received", "Loss %", "RTT min/avg/max/mdev<br>ms"}}
 	for i, s := range run.Steps {
 		for _, p := range s.Ping {
 			t.add(strconv.Itoa(i+1), cell(s.Name), strconv.Itoa(p.Size), strconv.Itoa(p.Transmitted),
 				strconv.Itoa(p.Received), lossText(p.LossPct), rttText(p))
-			pingSummary(&summaries, p)
 		}
 	}
+	return t
+}
+
+func (pingKind) section(b *strings.Builder, run *Run) {
+	t := pingTable(run)
 	if len(t.rows) == 0 {
 		return
 	}
 	t.write(b)
+	var summaries strings.Builder
+	for _, s := range run.Steps {
+		for _, p := range s.Ping {
+			pingSummary(&summaries, p)
+		}
+	}
 	fmt.Fprintf(b, "```\n%s```\n\n", summaries.String())
+}
+
+func (pingKind) text(b *strings.Builder, run *Run) {
+	if t := pingTable(run); len(t.rows) > 0 {
+		t.writeText(b)
+	}
 }
 
 func rttText(p Ping) string {

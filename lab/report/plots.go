@@ -16,9 +16,12 @@ const (
 
 // Plot is one PNG: a chart, or charts stacked that share an x axis.
 type Plot struct {
-	File   string // e.g. "04-ping-rtt.png": the step's number, its kind, what is drawn
-	Title  string
-	charts []chart
+	File  string // e.g. "04-ping-rtt.png": the step's number, its kind, what is drawn
+	Title string
+	// Caption says whose figures they are: the UPF, the host, the date;
+	// it stands under the first chart's title.
+	Caption string
+	charts  []chart
 }
 
 // Size is the plot's width and height in pixels.
@@ -35,24 +38,39 @@ func (p Plot) WritePNG(w io.Writer) error {
 	cv := newCanvas(width, height)
 	panel := height / len(p.charts)
 	for i, c := range p.charts {
-		cv.draw(c, image.Rect(0, i*panel, width, (i+1)*panel))
+		caption := ""
+		if i == 0 {
+			caption = p.Caption
+		}
+		cv.draw(c, image.Rect(0, i*panel, width, (i+1)*panel), caption)
 	}
 	return png.Encode(w, cv.img)
 }
 
-// Plots are the run's plots: RTT by size for each ping step (as oping's
-// figures), goodput in packets and in Mbit/s by size for each cbr step (as
-// ocbr's), and throughput and loss by subscriber count for each
-// subscribers step (as seed 003's figures).
+// Plots are the run's plots: Rx rate and loss by round for each
+// throughput step, the trials of each NDR search, RTT by size for each
+// ping step (as oping's figures), goodput, what was sent and lost by size
+// for each cbr step (as ocbr's), and throughput and loss by subscriber
+// count for each subscribers step (as seed 003's figures); the reference
+// forwarder's dashed beside the UPF's. Each names the UPF and the host.
 func Plots(run *Run) []Plot {
 	var plots []Plot
+	caption := plotCaption(run)
 	for i, s := range run.Steps {
 		file := func(what string) string { return fmt.Sprintf("%02d-%s-%s.png", i+1, s.Kind, what) }
 		for _, k := range kinds {
 			if p, ok := k.kind.(plottedKind); ok && k.has(&s) {
-				plots = append(plots, p.plots(s, file)...)
+				for _, plot := range p.plots(s, file) {
+					plot.Caption = caption
+					plots = append(plots, plot)
+				}
 			}
 		}
 	}
 	return plots
+}
+
+// plotCaption is "upfd v0.4.0 on lab1: Linux 6.18.0, CPU × 2, 2026-11-22".
+func plotCaption(run *Run) string {
+	return fmt.Sprintf("%s on %s, %s", upfText(run.UPF), hostText(run.Host), run.Started.UTC().Format("2006-01-02"))
 }

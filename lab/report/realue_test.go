@@ -72,3 +72,26 @@ func TestRealUEResults(t *testing.T) {
 		}
 	}
 }
+
+// The terminal's tables of real UEs: aligned, no HTML, a UE's spread in
+// brackets after the total.
+func TestRealUEResultsForATerminal(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteText(&b, realUERun()); err != nil {
+		t.Fatal(err)
+	}
+	text := b.String()
+	for _, want := range []string{
+		"iperf3 from real UEs\n",
+		"  1  iperf3          2 × 1       tcp       –     uplink  3000.0 (1000.0 / 2000.0 / 2000.0)             12",
+		"Subscribers with real connections\n  2. web 100: 100 subscribers\n",
+		"  100          UPF                    0.20            0.10000%",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the terminal's text lacks\n%s\nin\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "<br>") || strings.Contains(text, "|") {
+		t.Errorf("the terminal's text has Markdown or HTML:\n%s", text)
+	}
+}

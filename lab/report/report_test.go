@@ -7,9 +7,11 @@ import (
 	"image"
 	"image/png"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -70,6 +72,18 @@ func withReference(m Measurement, refRx uint64) Measurement {
 	return m
 }
 
+// inRounds makes m a closed loop's measurement in rounds: its rates per
+// second of a core that gave it core seconds, and each round's Rx rate.
+func inRounds(m Measurement, core float64, rounds []float64) Measurement {
+	m.PerCoreSecond(time.Duration(core * float64(time.Second)))
+	for _, rx := range rounds {
+		m.Rounds = append(m.Rounds, Round{TxKpps: rx, RxKpps: rx})
+	}
+	return m
+}
+
+func ptr[T any](v T) *T { return &v }
+
 // fixedRun is a run with every kind of step, as `upflab run` would fill it.
 func fixedRun() *Run {
 	run := &Run{
@@ -87,16 +101,28 @@ func fixedRun() *Run {
 	down.CPU = cpuAt(0.2, 55.25)
 	run.AddThroughput(Header{Name: "throughput both 1400 B max", Kind: "throughput", Setup: "both, 1400 B, max, 5s each"}, up, down)
 
+	// The closed loop, in rounds: each round's ratio is to the
+	// reference's beside it.
+	loop := Header{Name: "throughput both 64 B max 1 core", Kind: "throughput", Setup: "both, 64 B, max, 2s each, 1 core in 4 rounds"}
+	upLoop := inRounds(measured("uplink", 64, 4_000_000, 4_000_000), 2.5, []float64{1700, 1500, 1600, 1650})
+	upLoop.Reference = ptr(inRounds(measured("uplink", 64, 6_000_000, 6_000_000), 2.6, []float64{2400, 2300, 2500, 2200}))
+	downLoop := inRounds(measured("downlink", 64, 4_200_000, 4_200_000), 2.5, []float64{1700, 1750, 1600, 1680})
+	downLoop.Reference = ptr(inRounds(measured("downlink", 64, 6_400_000, 6_400_000), 2.6, []float64{2500, 2500, 2400, 2600}))
+	run.AddThroughput(loop, upLoop, downLoop)
+
 	ndr := Header{Name: "ndr both 1400 B", Kind: "ndr", Setup: "both, 1400 B, loss <= 0%, 1s trials, at most 8, resolution 10kpps"}
 	trial := func(direction string, offered float64, tx, rx uint64, passed bool) Trial {
 		m := NewMeasurement(direction, "1400", offered, time.Second, tx, tx*1486, rx, rx*1442)
 		return Trial{Measurement: m, Passed: passed}
 	}
+	final := func(t Trial) Trial { t.Final = true; return t }
 	search := NewSearch("uplink", "1400", 0, []Trial{
 		trial("uplink", 0, 1_800_000, 1_620_000, false), trial("uplink", 900, 900_000, 900_000, true),
-		trial("uplink", 1350, 1_350_000, 1_349_990, false), trial("uplink", 1125, 1_125_000, 1_125_000, true),
+		trial("uplink", 1350, 1_350_000, 1_349_990, false), final(trial("uplink", 1125, 1_125_000, 1_125_000, true)),
+		final(trial("uplink", 1125, 1_124_000, 1_124_000, true)), final(trial("uplink", 1125, 1_126_000, 1_126_000, true)),
 	})
-	ref := NewSearch("uplink", "1400", 0, []Trial{trial("uplink", 0, 1_800_000, 1_800_000, true)})
+	ref := NewSearch("uplink", "1400", 0, []Trial{final(trial("uplink", 0, 1_800_000, 1_800_000, true)),
+		final(trial("uplink", 0, 1_790_000, 1_790_000, true)), final(trial("uplink", 0, 1_810_000, 1_810_000, true))})
 	search.Reference = &ref
 	run.AddNDR(ndr, search)
 	run.AddNDR(ndr, NewSearch("downlink", "1400", 0, []Trial{trial("downlink", 0, 1_800_000, 1_000_000, false)}))
@@ -151,6 +177,7 @@ func TestWriters(t *testing.T) {
 		"run.json": WriteJSON,
 		"run.csv":  WriteCSV,
 		"run.md":   WriteMarkdown,
+		"run.txt":  WriteText,
 	} {
 		t.Run(file, func(t *testing.T) {
 			var b bytes.Buffer
@@ -197,17 +224,32 @@ func TestReadJSONRefusesOtherFiles(t *testing.T) {
 func TestRatioToReference(t *testing.T) {
 	run := fixedRun()
 	up := run.Steps[0].Throughput[0]
-	if up.RatioToReference == nil || *up.RatioToReference != 0.9 {
-		t.Errorf("uplink ratio %v; want 0.9: 8.1 M of the reference's 9 M packets", up.RatioToReference)
+	if up.RatioToReference == nil || *up.RatioToReference != 0.9 || up.RatioSpread != nil {
+		t.Errorf("uplink ratio %v (spread %v); want 0.9: 8.1 M of the reference's 9 M packets, in one round", up.RatioToReference, up.RatioSpread)
 	}
-	search := run.Steps[1].NDR[0]
-	if !search.Found || search.Result.OfferedKpps != 1125 {
-		t.Errorf("NDR found %v at %v kpps; want the passing trial at the highest offer, 1125", search.Found, search.Result.OfferedKpps)
+	// Rounds of 1700/2400, 1500/2300, 1600/2500, 1650/2200: ratios 0.708,
+	// 0.652, 0.64, 0.75; the median is between the middle two.
+	loop := run.Steps[1].Throughput[0]
+	ratios := []float64{1600.0 / 2500, 1500.0 / 2300, 1700.0 / 2400, 1650.0 / 2200}
+	median := (ratios[1] + ratios[2]) / 2
+	spread := Spread{Low: ratios[0] + 0.75*(ratios[1]-ratios[0]), High: ratios[2] + 0.25*(ratios[3]-ratios[2])}
+	if loop.RatioToReference == nil || *loop.RatioToReference != median || loop.RatioSpread == nil || *loop.RatioSpread != spread {
+		t.Errorf("closed-loop ratio %v, spread %+v; want the rounds' median %v and quartiles %+v", loop.RatioToReference, loop.RatioSpread, median, spread)
 	}
-	if r := search.RatioToReference; r == nil || *r != 0.625 {
-		t.Errorf("NDR ratio %v; want 1125/1800 = 0.625", r)
+	if loop.CoreSeconds != 2.5 || loop.RxKpps != 1600 {
+		t.Errorf("closed loop: %v core seconds, %v kpps; want 2.5 and 4 M packets over them", loop.CoreSeconds, loop.RxKpps)
 	}
-	if down := run.Steps[1].NDR[1]; down.Found || down.RatioToReference != nil {
+	search := run.Steps[2].NDR[0]
+	if !search.Found || search.Result.OfferedKpps != 1125 || search.Result.TxPackets != 1_125_000 {
+		t.Errorf("NDR found %v: %+v; want the trial of median rate at 1125", search.Found, search.Result)
+	}
+	// The trials at the rates found, in pairs: 1125/1800, 1124/1790, 1126/1810.
+	pairs := []float64{1126.0 / 1810, 1125.0 / 1800, 1124.0 / 1790}
+	if r, sp := search.RatioToReference, search.RatioSpread; r == nil || *r != pairs[1] || sp == nil ||
+		*sp != (Spread{Low: (pairs[0] + pairs[1]) / 2, High: (pairs[1] + pairs[2]) / 2}) {
+		t.Errorf("NDR ratio %v, spread %+v; want the median of %v and its quartiles", r, sp, pairs)
+	}
+	if down := run.Steps[2].NDR[1]; down.Found || down.RatioToReference != nil {
 		t.Errorf("a search where no trial passed: found %v, ratio %v; want neither", down.Found, down.RatioToReference)
 	}
 }
@@ -232,10 +274,18 @@ func TestNewPingIsPingsSummary(t *testing.T) {
 
 func TestPlots(t *testing.T) {
 	want := map[string][2]int{
-		"03-ping-rtt.png":         {PlotWidth, ChartHeight},
-		"04-cbr-pps.png":          {PlotWidth, ChartHeight},
-		"04-cbr-mbps.png":         {PlotWidth, ChartHeight},
-		"05-subscribers-load.png": {PlotWidth, 2 * PanelHeight},
+		"01-throughput-rate.png":  {PlotWidth, 2 * PanelHeight},
+		"02-throughput-rate.png":  {PlotWidth, 3 * PanelHeight}, // in rounds: their ratios too
+		"03-ndr-trials.png":       {PlotWidth, 2 * PanelHeight}, // a search each way
+		"04-ping-rtt.png":         {PlotWidth, ChartHeight},
+		"05-cbr-pps.png":          {PlotWidth, 2 * PanelHeight}, // over the loss
+		"05-cbr-mbps.png":         {PlotWidth, 2 * PanelHeight},
+		"06-subscribers-load.png": {PlotWidth, 2 * PanelHeight},
+	}
+	for _, p := range Plots(fixedRun()) {
+		if want := "upfd v0.4.0 on lab1: Linux 6.18.0, Intel(R) Xeon(R) CPU @ 2.20GHz × 2, 2026-11-22"; p.Caption != want {
+			t.Errorf("%s: caption %q; want the UPF, the host and the date: %q", p.File, p.Caption, want)
+		}
 	}
 	dir := t.TempDir()
 	files, err := Write(fixedRun(), dir, []string{"png"})
@@ -293,7 +343,7 @@ func TestWriteAllFormats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"run.json", "run.csv", "run.md", "03-ping-rtt.png"} {
+	for _, name := range []string{"run.json", "run.csv", "run.md", "04-ping-rtt.png"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 			t.Errorf("%s not written: %v (wrote %v)", name, err, files)
 		}
@@ -302,7 +352,7 @@ func TestWriteAllFormats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(md), "![Round-trip time by size: ping 64-1400 B](03-ping-rtt.png)") {
+	if !strings.Contains(string(md), "![Round-trip time by size: ping 64-1400 B](04-ping-rtt.png)") {
 		t.Error("run.md does not show the plots written beside it")
 	}
 	if _, err := Write(fixedRun(), dir, []string{"html"}); err == nil {
@@ -317,5 +367,52 @@ func TestThisHost(t *testing.T) {
 	}
 	if got := cpuModel([]byte("processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R) CPU @ 2.20GHz\n")); got != "Intel(R) Xeon(R) CPU @ 2.20GHz" {
 		t.Errorf("cpuModel = %q", got)
+	}
+}
+
+// Rounds measured while BPF's run-time statistics were on are left out
+// of the ratio, unless every round was; the run says so.
+func TestRatioLeavesOutRoundsWithBPFStats(t *testing.T) {
+	rounds := func(rx []float64, stats ...int) []Round {
+		out := make([]Round, len(rx))
+		for i, v := range rx {
+			out[i] = Round{TxKpps: v, RxKpps: v, BPFStats: slices.Contains(stats, i)}
+		}
+		return out
+	}
+	upf := Measurement{Direction: "uplink", RxKpps: 800, Rounds: rounds([]float64{1000, 1000, 600, 700}, 1), BPFStats: true}
+	ref := Measurement{Direction: "uplink", RxKpps: 1200, Rounds: rounds([]float64{2000, 1000, 1000, 1000})}
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+	r, sp := PacketRatio(upf, &ref)
+	if r == nil || !near(*r, 0.6) || sp == nil || !near(sp.Low, 0.55) || !near(sp.High, 0.65) {
+		t.Errorf("ratio %v, spread %v; want 0.6 (0.55-0.65) of 0.5, 0.6 and 0.7, without the round of 1.0", r, sp)
+	}
+	ref.Rounds = rounds([]float64{2000, 1000, 1000, 1000}, 0, 2)
+	if r, _ := PacketRatio(upf, &ref); r == nil || !near(*r, 0.65) {
+		t.Errorf("3 rounds of 4 with the statistics on: ratio %v; want all: the median of 0.5, 1, 0.6 and 0.7, 0.65", r)
+	}
+	ref.Rounds = rounds([]float64{2000, 1000, 1000, 1000}, 0)
+	if r, _ := PacketRatio(upf, &ref); r == nil || !near(*r, 0.65) {
+		t.Errorf("2 rounds of 4 with the statistics on: ratio %v; want the median of 0.6 and 0.7, 0.65", r)
+	}
+	run := fixedRun()
+	run.AddThroughput(Header{Name: "stats", Kind: "throughput"}, withReference(upf, 1000))
+	var b bytes.Buffer
+	if err := WriteText(&b, run); err != nil || !strings.Contains(b.String(), "BPF's run-time statistics were on during step 9:") {
+		t.Errorf("the terminal's summary does not say which step ran with BPF's statistics on (%v):\n%s", err, b.String())
+	}
+}
+
+// At a set rate the generator may fall short, not by as much on each
+// path: the ratio is of the shares that arrived, not of the rates.
+func TestRatioAtASetRate(t *testing.T) {
+	upf := NewMeasurement("uplink", "64", 100, time.Second, 90_000, 0, 90_000, 0)
+	ref := NewMeasurement("uplink", "64", 100, time.Second, 100_000, 0, 100_000, 0)
+	if r, _ := PacketRatio(upf, &ref); r == nil || *r != 1 {
+		t.Errorf("both forwarded all they were sent: ratio %v; want 1", r)
+	}
+	upf = NewMeasurement("uplink", "64", 100, time.Second, 100_000, 0, 80_000, 0)
+	if r, _ := PacketRatio(upf, &ref); r == nil || math.Abs(*r-0.8) > 1e-9 {
+		t.Errorf("the UPF lost a fifth: ratio %v; want 0.8", r)
 	}
 }

@@ -75,27 +75,44 @@ const (
 	sessionsNote = "The SMF's sessions after the restart, each modified (Session Modification Request), accepted of sent."
 )
 
-func (restartKind) section(b *strings.Builder, run *Run) {
-	frames := &table{header: []string{"#", "Step", "Direction", "Tx<br>Kpps", "Sent", "of which while<br>the UPF was away[1]", "Received", "Lost", "Loss %", "Duplicates", "Reordered", "Latency max<br>µs"}}
-	restarts := &table{header: []string{"#", "Step", "Signal", "at<br>s", "Stopped in<br>ms", "N4 again after<br>ms[1]", "Recovery Time Stamp[2]", "Sessions<br>after[3]"}}
+// restartTables are the frames each direction lost across a restart and
+// the restart's times; step writes a step's cell.
+func restartTables(run *Run, step func(Header) string) (frames, restarts *table) {
+	frames = &table{left: 3, header: []string{"#", "Step", "Direction", "Tx<br>Kpps", "Sent", "of which while<br>the UPF was away[1]", "Received", "Lost", "Loss %", "Duplicates", "Reordered", "Latency max<br>µs"}}
+	restarts = &table{left: 3, header: []string{"#", "Step", "Signal", "at<br>s", "Stopped in<br>ms", "N4 again after<br>ms[1]", "Recovery Time Stamp[2]", "Sessions<br>after[3]"}}
 	for i, s := range run.Steps {
 		x := s.Restart
 		if x == nil {
 			continue
 		}
 		for _, d := range x.Directions {
-			frames.add(strconv.Itoa(i+1), stepCell(s.Header), d.Direction, f2(d.TxKpps), count(d.TxPackets), count(d.SentWhileAway),
+			frames.add(strconv.Itoa(i+1), step(s.Header), d.Direction, f2(d.TxKpps), count(d.TxPackets), count(d.SentWhileAway),
 				count(d.RxPackets), count(d.Lost), lossText(d.LossPct), count(d.Duplicates), count(d.Reordered), latencyMax(d.Latency))
 		}
 		restarts.add(strconv.Itoa(i+1), cell(s.Name), x.SignalName(), f2(x.AtSeconds), f1(x.StopMs), f1(x.RestartMs),
 			recoveryText(*x), fmt.Sprintf("%d/%d", x.SessionsAccepted, x.Sessions))
 	}
+	return frames, restarts
+}
+
+func (restartKind) section(b *strings.Builder, run *Run) {
+	frames, restarts := restartTables(run, stepCell)
 	if len(restarts.rows) == 0 {
 		return
 	}
 	frames.write(b)
 	restarts.write(b)
 	fmt.Fprintf(b, "1. %s\n2. %s\n3. %s\n\n", awayNote, recoveryNote, sessionsNote)
+}
+
+func (restartKind) text(b *strings.Builder, run *Run) {
+	frames, restarts := restartTables(run, func(h Header) string { return h.Name })
+	if len(restarts.rows) == 0 {
+		return
+	}
+	frames.writeText(b)
+	b.WriteString("\n")
+	restarts.writeText(b, "[1] "+awayNote, "[2] "+recoveryNote, "[3] "+sessionsNote)
 }
 
 func latencyMax(l *Latency) string {

@@ -90,15 +90,30 @@ type Measurement struct {
 	// UPF's toward the sink (xdp_xmit_errors). A starved host shows here
 	// (a sink or UPF that did not run in time), not a UPF that dropped.
 	Refused uint64 `json:"refused,omitempty"`
+	// BPFStats says that BPF's run-time statistics were on during the
+	// measurement, or some round of it: another process turned them on
+	// for the whole machine, and every XDP program run paid two clock
+	// reads more, the reference forwarder's as the UPF's, which draws
+	// ratios toward 1.
+	BPFStats bool `json:"bpf_stats,omitempty"`
+	// CoreSeconds is set in a closed loop: the CPU time its one core gave
+	// the measurement, which the rates are per second of (PerCoreSecond).
+	CoreSeconds float64 `json:"core_seconds,omitempty"`
+	// Rounds are the rounds, in the order run, when the step ran in
+	// rounds.
+	Rounds []Round `json:"rounds,omitempty"`
 	// Latency is one way, from the generator's stamp to the sink; nil
 	// when the sink kept no histogram.
 	Latency *Latency `json:"latency,omitempty"`
 	CPU     *CPU     `json:"cpu,omitempty"`
 	// Reference is the reference forwarder under the same load, and
 	// RatioToReference this Rx packet rate over its (packets, not bits:
-	// the reference forwards the tunnel headers that a UPF removes).
+	// the reference forwards the tunnel headers that a UPF removes); in
+	// rounds, the median of the rounds' ratios, RatioSpread their
+	// quartiles.
 	Reference        *Measurement `json:"reference,omitempty"`
 	RatioToReference *float64     `json:"ratio_to_reference,omitempty"`
+	RatioSpread      *Spread      `json:"ratio_spread,omitempty"`
 }
 
 // NewMeasurement makes a measurement from the generator's and the sink's
@@ -129,6 +144,16 @@ func lossPct(sent, received uint64) float64 {
 		return 0
 	}
 	return 100 * float64(sent-received) / float64(sent)
+}
+
+// Round is one round of a measurement in rounds: its rates, on the
+// measurement's basis (per second of core time in a closed loop), and its
+// loss.
+type Round struct {
+	TxKpps   float64 `json:"tx_kpps"`
+	RxKpps   float64 `json:"rx_kpps"`
+	LossPct  float64 `json:"loss_pct"`
+	BPFStats bool    `json:"bpf_stats,omitempty"` // as Measurement.BPFStats
 }
 
 // Latency is a one-way latency distribution, in microseconds.

@@ -55,6 +55,9 @@ type kind interface {
 	// section writes the Markdown of the kind's steps in run, or nothing
 	// when none has results.
 	section(b *strings.Builder, run *Run)
+	// text writes the same for a terminal (WriteText): its tables
+	// aligned, the few columns that matter most, or nothing.
+	text(b *strings.Builder, run *Run)
 	// rows are the CSV rows of s's results of the kind.
 	rows(s Step) []row
 	// compare writes the table of one step across runs: rows[0] is the

@@ -25,8 +25,8 @@ func (subscribersKind) has(s *Step) bool { return len(s.Subscribers) > 0 }
 func (r *Run) AddSubscribers(h Header, loads ...SubscriberLoad) {
 	s := r.step(h)
 	for _, l := range loads {
-		l.Uplink.RatioToReference = packetRatio(l.Uplink, l.Uplink.Reference)
-		l.Downlink.RatioToReference = packetRatio(l.Downlink, l.Downlink.Reference)
+		l.Uplink.RatioToReference, l.Uplink.RatioSpread = PacketRatio(l.Uplink, l.Uplink.Reference)
+		l.Downlink.RatioToReference, l.Downlink.RatioSpread = PacketRatio(l.Downlink, l.Downlink.Reference)
 		s.Subscribers = append(s.Subscribers, l)
 	}
 }
@@ -34,24 +34,33 @@ func (r *Run) AddSubscribers(h Header, loads ...SubscriberLoad) {
 // section gives each subscribers step the columns of seed 003's Table II.
 func (subscribersKind) section(b *strings.Builder, run *Run) {
 	for i, s := range run.Steps {
-		if len(s.Subscribers) == 0 {
-			continue
+		if len(s.Subscribers) > 0 {
+			fmt.Fprintf(b, "**%d. %s**: %s\n\n", i+1, cell(s.Name), cell(s.Setup))
+			subscribersTable(s).write(b)
 		}
-		t := &table{header: []string{"Subscribers", "upload speed(Gbps)", "upload packet loss",
-			"download speed(Gbps)", "download packet loss", "sent of the model<br>up / down[1]", "CPU %[2]",
-			"x ref<br>up[3]", "x ref<br>down[3]"}}
-		for _, l := range s.Subscribers {
-			t.add(strconv.Itoa(l.Subscribers), f2(l.Uplink.RxGbps), seedLoss(l.Uplink.LossPct),
-				f2(l.Downlink.RxGbps), seedLoss(l.Downlink.LossPct),
-				sentOfOffered(l.Uplink)+" / "+sentOfOffered(l.Downlink), cpuText(l.CPU),
-				ratioText(l.Uplink.RatioToReference), ratioText(l.Downlink.RatioToReference))
-		}
-		fmt.Fprintf(b, "**%d. %s**: %s\n\n", i+1, cell(s.Name), cell(s.Setup))
-		t.write(b)
 	}
 	if b.Len() > 0 {
 		fmt.Fprintf(b, "1. %s\n2. %s\n3. %s\n\n", sentNote, cpuNote, ratioNote)
 	}
+}
+
+func (subscribersKind) text(b *strings.Builder, run *Run) {
+	stepTablesText(b, run, subscribersTable, sentNote, cpuNote, textRatioNote)
+}
+
+// subscribersTable has the columns of seed 003's Table II, a row per
+// subscriber count.
+func subscribersTable(s Step) *table {
+	t := &table{header: []string{"Subscribers", "upload speed(Gbps)", "upload packet loss",
+		"download speed(Gbps)", "download packet loss", "sent of the model<br>up / down[1]", "CPU %[2]",
+		"x ref<br>up[3]", "x ref<br>down[3]"}}
+	for _, l := range s.Subscribers {
+		t.add(strconv.Itoa(l.Subscribers), f2(l.Uplink.RxGbps), seedLoss(l.Uplink.LossPct),
+			f2(l.Downlink.RxGbps), seedLoss(l.Downlink.LossPct),
+			sentOfOffered(l.Uplink)+" / "+sentOfOffered(l.Downlink), cpuText(l.CPU),
+			ownRatio(l.Uplink), ownRatio(l.Downlink))
+	}
+	return t
 }
 
 // sentNote explains sentOfOffered: a loss of 0 % means little when the
@@ -109,38 +118,48 @@ func (subscribersKind) compare(b *strings.Builder, rows []compared, ratio string
 			}
 			f := first[n]
 			t.add(strconv.Itoa(n), r.label, upfDate(r.run), f2(l.Uplink.RxGbps), seedLoss(l.Uplink.LossPct),
-				f2(l.Downlink.RxGbps), seedLoss(l.Downlink.LossPct),
-				ratioText(over(l.Uplink.RxKpps, f.Uplink.RxKpps, true)), ratioText(over(l.Downlink.RxKpps, f.Downlink.RxKpps, true)))
+				f2(l.Downlink.RxGbps), seedLoss(l.Downlink.LossPct), versusFirst(&l.Uplink, &f.Uplink), versusFirst(&l.Downlink, &f.Downlink))
 		}
 	}
 	t.write(b)
+	fmt.Fprintf(b, "%s\n\n", versusNote(rows[0].label))
 }
 
 // plots stack throughput over loss, against the subscriber count, with the
-// reference forwarder's throughput where it was measured (seed 003's
-// figures).
+// reference forwarder's dashed where it was measured (seed 003's figures).
 func (subscribersKind) plots(s Step, file func(string) string) []Plot {
-	var up, down, refUp, refDown, upLoss, downLoss []point
+	var up, down, refUp, refDown loadPoints
 	for _, l := range s.Subscribers {
 		x := float64(l.Subscribers)
-		up, down = append(up, point{x, l.Uplink.RxGbps}), append(down, point{x, l.Downlink.RxGbps})
-		upLoss, downLoss = append(upLoss, point{x, l.Uplink.LossPct}), append(downLoss, point{x, l.Downlink.LossPct})
-		if r := l.Uplink.Reference; r != nil {
-			refUp = append(refUp, point{x, r.RxGbps})
-		}
-		if r := l.Downlink.Reference; r != nil {
-			refDown = append(refDown, point{x, r.RxGbps})
-		}
+		up.add(x, &l.Uplink)
+		down.add(x, &l.Downlink)
+		refUp.add(x, l.Uplink.Reference)
+		refDown.add(x, l.Downlink.Reference)
 	}
-	speeds := []series{{name: "upload", points: up}, {name: "download", points: down, color: 1}}
-	if len(refUp)+len(refDown) > 0 {
-		speeds = append(speeds, series{name: "upload, reference forwarder", points: refUp, dashed: true},
-			series{name: "download, reference forwarder", points: refDown, color: 1, dashed: true})
+	// Rates count frames as they arrive: a UPF's downlink ones are G-PDUs,
+	// their bits the tunnel's headers too; the reference forwarder passes
+	// frames as sent, so its uplink ones are.
+	speeds := []series{{name: "upload", points: up.gbps}, {name: "download, with the GTP-U tunnel", points: down.gbps, color: 1}}
+	losses := []series{{name: "upload", points: up.loss}, {name: "download", points: down.loss, color: 1}}
+	if len(refUp.gbps)+len(refDown.gbps) > 0 {
+		speeds = append(speeds, series{name: "upload, reference forwarder, with the tunnel", points: refUp.gbps, dashed: true},
+			series{name: "download, reference forwarder", points: refDown.gbps, color: 1, dashed: true})
+		losses = append(losses, series{name: "upload, reference forwarder", points: refUp.loss, dashed: true},
+			series{name: "download, reference forwarder", points: refDown.loss, color: 1, dashed: true})
 	}
 	title := "Throughput and packet loss by subscribers: " + s.Name
 	return []Plot{{File: file("load"), Title: title, charts: []chart{
-		{title: "Throughput: " + s.Name, xLabel: "subscribers", yLabel: "Gbps", series: speeds},
-		{title: "Packet loss: " + s.Name, xLabel: "subscribers", yLabel: "loss (%)",
-			series: []series{{name: "upload", points: upLoss}, {name: "download", points: downLoss, color: 1}}},
+		{title: "Throughput: " + s.Name, xLabel: "subscribers", yLabel: "Gbps, frames as received", series: speeds},
+		{title: "Packet loss: " + s.Name, xLabel: "subscribers", yLabel: "loss (%)", series: losses},
 	}}}
+}
+
+// loadPoints are one direction's rates and losses by subscriber count.
+type loadPoints struct{ gbps, loss []point }
+
+// add puts m's rate and loss at x, if there is m.
+func (p *loadPoints) add(x float64, m *Measurement) {
+	if m != nil {
+		p.gbps, p.loss = append(p.gbps, point{x, m.RxGbps}), append(p.loss, point{x, m.LossPct})
+	}
 }

@@ -70,24 +70,32 @@ const (
 
 func (webKind) section(b *strings.Builder, run *Run) {
 	for i, s := range run.Steps {
-		if len(s.Web) == 0 {
-			continue
+		if len(s.Web) > 0 {
+			fmt.Fprintf(b, "**%d. %s**: %s\n\n", i+1, cell(s.Name), cell(s.Setup))
+			webTable(s).write(b)
 		}
-		t := &table{header: []string{"Subscribers", "", "upload speed(Gbps)", "upload packet loss", "download speed(Gbps)",
-			"download packet loss", "of the model<br>up / down[2]", "download time ms[3]<br>p50 / p99 (failed)",
-			"TCP retransmits<br>up / down[4]", "CPU %", "x ceiling<br>up / down"}}
-		for _, l := range s.Web {
-			t.add(webCells(l, "UPF", cpuText(l.CPU))...)
-			if c := l.Ceiling; c != nil {
-				t.add(webCells(*c, "ceiling", "")...)
-			}
-		}
-		fmt.Fprintf(b, "**%d. %s**: %s\n\n", i+1, cell(s.Name), cell(s.Setup))
-		t.write(b)
 	}
 	if b.Len() > 0 {
 		fmt.Fprintf(b, "1. %s\n2. %s\n3. %s\n4. %s\n\n", webSpeedNote, webOfferNote, webFetchNote, webRetxNote)
 	}
+}
+
+func (webKind) text(b *strings.Builder, run *Run) {
+	stepTablesText(b, run, webTable, webSpeedNote, webOfferNote, webFetchNote, webRetxNote)
+}
+
+// webTable has a row per subscriber count, and the ceiling's below.
+func webTable(s Step) *table {
+	t := &table{left: 2, header: []string{"Subscribers", "", "upload speed(Gbps)", "upload packet loss", "download speed(Gbps)",
+		"download packet loss", "of the model<br>up / down[2]", "download time ms[3]<br>p50 / p99 (failed)",
+		"TCP retransmits<br>up / down[4]", "CPU %", "x ceiling<br>up / down"}}
+	for _, l := range s.Web {
+		t.add(webCells(l, "UPF", cpuText(l.CPU))...)
+		if c := l.Ceiling; c != nil {
+			t.add(webCells(*c, "ceiling", "")...)
+		}
+	}
+	return t
 }
 
 func webCells(l WebLoad, through, cpu string) []string {

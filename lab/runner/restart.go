@@ -13,6 +13,7 @@ import (
 	"github.com/wmnsk/go-pfcp/ie"
 	"github.com/wmnsk/go-pfcp/message"
 
+	"github.com/sluice-upf/sluice/lab/cpu"
 	"github.com/sluice-upf/sluice/lab/report"
 	"github.com/sluice-upf/sluice/lab/scenario"
 	"github.com/sluice-upf/sluice/lab/smf"
@@ -67,11 +68,7 @@ func (crashKind) run(ctx context.Context, r *runner, st scenario.Step) error {
 func (r *runner) restart(ctx context.Context, st scenario.Step, rs *scenario.Restart, sig syscall.Signal) error {
 	m := newMeasurer(r.lab, 0) // the UPF's process changes: no CPU figure
 	var flights []*flight
-	defer func() {
-		for _, f := range flights {
-			f.close()
-		}
-	}()
+	defer func() { closeAll(flights) }()
 	for _, dir := range rs.Direction.Each() {
 		f, err := m.prepare(newLoad(dir, rs.Size, rs.Rate, rs.Duration, r.sessions, r.s.Sessions.Flows, tgen.UPF))
 		if err != nil {
@@ -142,7 +139,10 @@ func (r *runner) underTraffic(ctx context.Context, m *measurer, flights []*fligh
 		}
 	})
 	wg.Wait()
-	time.Sleep(drain)
+	settle(flights)
+	for _, f := range flights {
+		err = errors.Join(err, f.endRound(cpu.Usage{}, false)) // no CPU figure: the UPF's process changes
+	}
 	return times, err
 }
 

@@ -58,7 +58,7 @@ outputs: {directory: %s, formats: [json]}
 `, time.Minute)
 	for _, kind := range []string{scenario.KindRestart, scenario.KindCrash} {
 		t.Run(kind, func(t *testing.T) {
-			st := stepOf(t, run, kind)
+			st := stepOf(t, run, kind, "")
 			if st.Error != "" {
 				t.Errorf("step failed: %s", st.Error)
 			}
@@ -69,15 +69,24 @@ outputs: {directory: %s, formats: [json]}
 			if len(x.Directions) != 2 {
 				t.Errorf("%d directions measured; want 2", len(x.Directions))
 			}
+			var away uint64
 			for _, d := range x.Directions {
-				// The generator may fall behind 10 kpps while upfd loads its
-				// programs; what it sent must all arrive, some of it sent while
-				// upfd was away, but for what the lab's veths refused on a
-				// starved host (checkExact).
-				if d.TxPackets < 5_000 || d.SentWhileAway == 0 || d.RxPackets+d.Refused != d.TxPackets || d.Lost != d.Refused || d.Duplicates != 0 || d.Reordered != 0 {
-					t.Errorf("%s: sent %d (%d while upfd was away), received %d, lost %d (the lab's veths refused %d), %d duplicates, %d reordered; want up to 20000 sent, some while away, all received once, in order",
+				// The generator may fall far behind 10 kpps while upfd loads
+				// its programs on a busy host (2961 of 20000 sent with
+				// other work on the VM); what it sent must all arrive, but
+				// for what the lab's veths refused on a starved host
+				// (checkExact).
+				if d.TxPackets == 0 || d.RxPackets+d.Refused != d.TxPackets || d.Lost != d.Refused || d.Duplicates != 0 || d.Reordered != 0 {
+					t.Errorf("%s: sent %d (%d while upfd was away), received %d, lost %d (the lab's veths refused %d), %d duplicates, %d reordered; want up to 20000 sent, all received once, in order",
 						d.Direction, d.TxPackets, d.SentWhileAway, d.RxPackets, d.Lost, d.Refused, d.Duplicates, d.Reordered)
 				}
+				away += d.SentWhileAway
+			}
+			// A starved worker may send nothing in the time upfd is away
+			// (0 of 8040 uplink, while downlink sent 3230): the other
+			// direction's frames cross the restart then.
+			if away == 0 {
+				t.Error("no frame sent while upfd was away; want some, in one direction at least")
 			}
 			if x.RestartMs <= 0 || x.StopMs <= 0 || x.RestartMs < x.StopMs {
 				t.Errorf("stopped after %.1f ms, N4 back after %.1f ms", x.StopMs, x.RestartMs)

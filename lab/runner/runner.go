@@ -1,11 +1,12 @@
-// Package runner runs a lab scenario: it builds the topology, measures the
-// reference forwarder under the loads that are compared with it, starts the
-// UPF under test, establishes the sessions through the SMF emulator, runs
-// every step, and records the results in a report.Run.
+// Package runner runs a lab scenario: it builds the topology, and a twin
+// of it for the reference forwarder, starts the UPF under test,
+// establishes the sessions through the SMF emulator, runs every step, and
+// records the results in a report.Run.
 //
-// Every measurement of a run is made on the same machine, in the same
-// namespaces, with the same generator and sink: the reference forwarder's
-// first (the UPF's namespace is empty then), the UPF's after.
+// Every measurement of a run is made on the same machine, with the same
+// generator and sink. The steps compared with the reference forwarder
+// measure it and the UPF in turn, in labs built alike: the UPF's, and the
+// twin where the reference forwarder stands on the UPF's n3 and n6.
 package runner
 
 import (
@@ -28,14 +29,14 @@ type Options struct {
 	UPFD     string    // the upfd binary, for a scenario whose UPF is upfd
 	Version  string    // of the UPF under test, for the report
 	Dir      string    // where upf.yaml and upf.log go; the results too
-	Keep     bool      // leave the lab up afterwards, for a look
+	Keep     bool      // leave the labs up afterwards, for a look
 	Progress io.Writer // a line per measurement as the run goes; nil: none
 }
 
 // Run runs s. The report holds what was measured, also when a step failed
 // (its error is in the step) or ctx ended (the steps not run are absent).
 func Run(ctx context.Context, s *scenario.Scenario, o Options) (*report.Run, error) {
-	r := &runner{s: s, o: o, refs: map[string]*report.Measurement{}, refSearch: map[string]*report.Search{}}
+	r := &runner{s: s, o: o}
 	if o.Progress == nil {
 		r.o.Progress = io.Discard
 	}
@@ -43,22 +44,28 @@ func Run(ctx context.Context, s *scenario.Scenario, o Options) (*report.Run, err
 		report.Sessions{Count: s.Sessions.Count, Profile: string(s.Sessions.Profile), Flows: s.Sessions.Flows})
 	r.run = run
 	err := r.all(ctx)
+	for i := len(r.teardown) - 1; i >= 0; i-- {
+		err = errors.Join(err, r.teardown[i]())
+	}
 	run.Finish()
 	return run, err
 }
 
 type runner struct {
-	s   *scenario.Scenario
-	o   Options
-	run *report.Run
-	lab topo.Lab
-	upf *process
-	smf *smf.Client
-	// The reference forwarder's measurements, by step and direction.
-	refs      map[string]*report.Measurement
-	refSearch map[string]*report.Search
-	sessions  []tgen.Session
+	s        *scenario.Scenario
+	o        Options
+	run      *report.Run
+	lab      topo.Lab
+	refLab   *topo.Lab // the reference forwarder's twin, if the run measures it
+	upf      *process
+	smf      *smf.Client
+	sessions []tgen.Session
+	teardown []func() error // the labs to take down, once the UPF is stopped
 }
+
+// RefLabName is the name of the twin lab where a run measures the
+// reference forwarder beside the UPF under test in the lab called lab.
+func RefLabName(lab string) string { return lab + "-ref" }
 
 func (r *runner) all(ctx context.Context) (err error) {
 	if err := os.MkdirAll(r.o.Dir, 0o755); err != nil {
@@ -66,33 +73,48 @@ func (r *runner) all(ctx context.Context) (err error) {
 	}
 	t := r.s.Topology
 	r.progress("lab %s: building the topology", t.Name)
-	if r.lab, err = topo.Up(topo.Options{Name: t.Name, N9: t.N9, Queues: t.Queues}); err != nil {
+	if r.lab, err = r.up(topo.Options{Name: t.Name, N9: t.N9, Queues: t.Queues}); err != nil {
 		return err
-	}
-	if !r.o.Keep {
-		defer func() { err = errors.Join(err, topo.Down(t.Name)) }()
 	}
 	r.placement()
-	if r.s.MeasuresReference() || r.s.UPF.Kind == scenario.UPFReference {
-		if err := r.reference(ctx); err != nil {
+	// The reference forwarder stands for the whole run: in the twin, and
+	// in the UPF's namespace when it is the UPF under test.
+	if r.s.MeasuresReference() {
+		r.progress("lab %s: the reference forwarder's twin of it", RefLabName(t.Name))
+		twin, err := r.up(topo.Options{Name: RefLabName(t.Name), Queues: t.Queues})
+		if err != nil {
 			return err
 		}
+		r.refLab = &twin
+		fwd, err := attachReference(twin)
+		if err != nil {
+			return err
+		}
+		defer fwd.Close()
 	}
 	if r.s.UPF.Kind == scenario.UPFReference {
-		return nil
-	}
-	// Stopped also when the rest of the start fails: a pinned upfd
-	// forwards on until its pins are removed.
-	err = r.startUPF(ctx)
-	if r.upf != nil {
-		defer func() { err = errors.Join(err, r.stopUPF()) }()
-	}
-	if err != nil {
-		return err
+		fwd, err := attachReference(r.lab)
+		if err != nil {
+			return err
+		}
+		defer fwd.Close()
+	} else {
+		// Stopped also when the rest of the start fails: a pinned upfd
+		// forwards on until its pins are removed.
+		err = r.startUPF(ctx)
+		if r.upf != nil {
+			defer func() { err = errors.Join(err, r.stopUPF()) }()
+		}
+		if err != nil {
+			return err
+		}
 	}
 	for i, st := range r.s.Steps {
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if _, ok := stepKinds[st.Kind].(comparedKind); !ok && r.s.UPF.Kind == scenario.UPFReference {
+			continue // a probe, churn or restart needs a UPF
 		}
 		r.progress("step %d of %d: %s (%s)", i+1, len(r.s.Steps), st.Name, st.Setup())
 		if err := r.step(ctx, st); err != nil {
@@ -103,39 +125,36 @@ func (r *runner) all(ctx context.Context) (err error) {
 	return nil
 }
 
+// up builds a lab, and at the end of the run, unless kept, tears it down.
+func (r *runner) up(o topo.Options) (topo.Lab, error) {
+	lab, err := topo.Up(o)
+	if err != nil {
+		return lab, err
+	}
+	if !r.o.Keep {
+		r.teardown = append(r.teardown, func() error { return topo.Down(o.Name) })
+	}
+	return lab, nil
+}
+
 // placement notes which core ran what: every core takes a generator
 // worker, and the XDP programs of the UPF and the sink run in the softirq
 // of the core whose worker sent the frame (veth passes frames on the
-// sending core).
+// sending core). A step on one core uses the first.
 func (r *runner) placement() {
-	for _, c := range newMeasurer(r.lab, 0).cpus {
-		r.run.Place(c, "generator worker, and in its softirq the UPF's XDP and the sink")
+	for i, c := range newMeasurer(r.lab, 0).cpus {
+		runs := "generator worker, and in its softirq the UPF's XDP and the sink"
+		if i == 0 {
+			runs += "; alone in the steps on 1 core (the closed loop)"
+		}
+		r.run.Place(c, runs)
 	}
 }
 
-// reference measures the reference forwarder under every load compared
-// with it, before the UPF is there.
-func (r *runner) reference(ctx context.Context) error {
-	fwd, err := attachReference(r.lab)
-	if err != nil {
-		return err
-	}
-	defer fwd.Close()
-	m := newMeasurer(r.lab, 0)
-	sessions := labSessions(r.s.Sessions.Count)
-	r.progress("reference forwarder: measuring the loads compared with it")
-	for _, st := range r.s.Steps {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if !st.ComparedToReference() && r.s.UPF.Kind != scenario.UPFReference {
-			continue
-		}
-		if err := r.referenceStep(ctx, m, st, sessions); err != nil {
-			r.run.AddError(st.Header(), fmt.Errorf("reference forwarder: %w", err))
-		}
-	}
-	return nil
+// referenceTarget is the reference forwarder in lab's UPF namespace, with
+// sessions numbered as the SMF emulator numbers them.
+func (r *runner) referenceTarget(lab topo.Lab) target {
+	return target{name: "the reference forwarder", m: newMeasurer(lab, 0), sessions: labSessions(r.s.Sessions.Count), path: tgen.Wire}
 }
 
 func (r *runner) startUPF(ctx context.Context) error {

@@ -67,7 +67,7 @@ func buildUPFD(t *testing.T, dir string) string {
 func TestPrivilegedShortScenarioThroughUPFD(t *testing.T) {
 	run := runShort(t, scenario.UPFBuiltIn, "  - {kind: ping, sizes: [64], count: 5, interval: 10ms}")
 	checkExact(t, run)
-	p := stepOf(t, run, "ping").Ping
+	p := stepOf(t, run, "ping", "").Ping
 	if len(p) != 1 || p[0].Received != 5 || p[0].MinMs <= 0 || p[0].MaxMs > 1000 {
 		t.Errorf("ping: %+v, want 5 of 5 answered with sane round trips", p)
 	}
@@ -75,6 +75,37 @@ func TestPrivilegedShortScenarioThroughUPFD(t *testing.T) {
 
 func TestPrivilegedShortScenarioThroughTheReference(t *testing.T) {
 	checkExact(t, runShort(t, scenario.UPFReference, ""))
+}
+
+// On one core, flat out, in rounds: each round counted, beside the
+// reference forwarder's round in the twin lab; an NDR search confirms the
+// rate it found, through both.
+func TestPrivilegedClosedLoopInRounds(t *testing.T) {
+	run := runShort(t, scenario.UPFBuiltIn,
+		"  - {kind: throughput, name: loop, direction: both, size: 64, duration: 400ms, cores: 1, rounds: 4}\n"+
+			"  - {kind: ndr, direction: uplink, size: 64, trial: 200ms, max_iterations: 4, cores: 1, confirm: 2}")
+	checkExact(t, run)
+	for _, m := range stepOf(t, run, "throughput", "loop").Throughput {
+		ref := m.Reference
+		if ref == nil || len(m.Rounds) != 4 || len(ref.Rounds) != 4 || m.CoreSeconds <= 0 || ref.CoreSeconds <= 0 ||
+			m.RatioToReference == nil || m.RatioSpread == nil {
+			t.Errorf("%s: %d rounds, core seconds %v, reference %v, ratio %v, spread %v; want 4 rounds on a core, beside 4 of the reference's, a ratio and its spread",
+				m.Direction, len(m.Rounds), m.CoreSeconds, ref != nil, m.RatioToReference, m.RatioSpread)
+		}
+	}
+	for _, s := range stepOf(t, run, "ndr", "").NDR {
+		for _, x := range []*report.Search{&s, s.Reference} {
+			final := 0
+			for _, tr := range x.Trials {
+				if tr.Final {
+					final++
+				}
+			}
+			if !x.Found || final != 3 {
+				t.Errorf("%s search: found %v with %d trials at its rate; want a rate that passed and held twice", s.Direction, x.Found, final)
+			}
+		}
+	}
 }
 
 // checkExact: every throughput measurement, and its reference, counted
@@ -130,14 +161,15 @@ func runUPFD(t *testing.T, name, lab, text string, limit time.Duration) *report.
 	return run
 }
 
-func stepOf(t *testing.T, run *report.Run, kind string) report.Step {
+// stepOf is the run's first step of kind, and of name unless it is "".
+func stepOf(t *testing.T, run *report.Run, kind, name string) report.Step {
 	t.Helper()
 	for _, st := range run.Steps {
-		if st.Kind == kind {
+		if st.Kind == kind && (name == "" || st.Name == name) {
 			return st
 		}
 	}
-	t.Fatalf("no %s step in the run", kind)
+	t.Fatalf("no %s step %q in the run", kind, name)
 	return report.Step{}
 }
 

@@ -42,21 +42,60 @@ type stepKind interface {
 	run(ctx context.Context, r *runner, st scenario.Step) error
 }
 
-// A comparedKind's steps run alike through the UPF under test and, before
-// it starts, through the reference forwarder: the kinds whose steps need
-// it (scenario.Needs.Reference). It is listed in stepKinds as compared.
+// A comparedKind's steps run alike through the UPF under test and through
+// the reference forwarder, in turn: the kinds whose steps need it
+// (scenario.Needs.Reference). It is listed in stepKinds as compared.
 type comparedKind interface {
-	// measure runs st through path with sessions, in m's lab. It pairs
-	// each result with the reference forwarder's (pairReference) and, if
-	// they are the step's own (ownResults), adds them to r.run.
-	measure(ctx context.Context, r *runner, m *measurer, st scenario.Step, sessions []tgen.Session, path tgen.Path) error
+	// measure runs st through each of targets, the UPF under test first,
+	// then the reference forwarder if the run measures it, and adds the
+	// results to r.run, the reference's beside the UPF's.
+	measure(ctx context.Context, r *runner, st scenario.Step, targets []target) error
 }
 
-// compared runs the steps of a comparedKind against the UPF under test.
+// compared runs the steps of a comparedKind.
 type compared struct{ comparedKind }
 
 func (c compared) run(ctx context.Context, r *runner, st scenario.Step) error {
-	return c.measure(ctx, r, newMeasurer(r.lab, r.upf.pid()), st, r.sessions, tgen.UPF)
+	return c.measure(ctx, r, st, r.targets())
+}
+
+// target is what a compared step's traffic crosses: the UPF under test,
+// or the reference forwarder in its own lab.
+type target struct {
+	name     string // for the progress lines
+	m        *measurer
+	sessions []tgen.Session
+	path     tgen.Path
+}
+
+// targets are what the compared steps measure: the UPF under test and,
+// when the run measures it, the reference forwarder in the twin. When the
+// reference forwarder is the UPF under test, it is in the UPF's namespace.
+func (r *runner) targets() []target {
+	var upf target
+	if r.s.UPF.Kind == scenario.UPFReference {
+		upf = r.referenceTarget(r.lab)
+	} else {
+		upf = target{name: r.s.UPF.Name, m: newMeasurer(r.lab, r.upf.pid()), sessions: r.sessions, path: tgen.UPF}
+	}
+	if r.refLab == nil {
+		return []target{upf}
+	}
+	return []target{upf, r.referenceTarget(*r.refLab)}
+}
+
+// turns is the order in which n targets take round i: the UPF under test
+// first in odd rounds, last in even ones, so that neither side always
+// follows the other.
+func turns(i, n int) []int {
+	order := make([]int, n)
+	for k := range order {
+		order[k] = k
+		if i%2 == 0 {
+			order[k] = n - 1 - k
+		}
+	}
+	return order
 }
 
 // step runs one step against the UPF under test.
@@ -67,38 +106,6 @@ func (r *runner) step(ctx context.Context, st scenario.Step) error {
 	}
 	return k.run(ctx, r, st)
 }
-
-// referenceStep runs a step through the reference forwarder, if its kind
-// is compared with it.
-func (r *runner) referenceStep(ctx context.Context, m *measurer, st scenario.Step, sessions []tgen.Session) error {
-	if c, ok := stepKinds[st.Kind].(comparedKind); ok {
-		return c.measure(ctx, r, m, st, sessions, tgen.Wire)
-	}
-	return nil
-}
-
-// ownResults says whether what a step measured through path is its
-// result: through the UPF under test, or through the reference forwarder
-// when that is the UPF under test.
-func (r *runner) ownResults(path tgen.Path) bool {
-	return path == tgen.UPF || r.s.UPF.Kind == scenario.UPFReference
-}
-
-// pairReference pairs a result measured through path with the reference
-// forwarder's under the same key: through the reference forwarder it
-// keeps the result, through the UPF it points the result's reference at
-// the one kept (nil if none was).
-func pairReference[T any](refs map[string]*T, key string, path tgen.Path, result *T, reference **T) {
-	if path == tgen.Wire {
-		refs[key] = result
-		return
-	}
-	*reference = refs[key]
-}
-
-// refKey names a result by step and direction, to pair it with the
-// reference forwarder's.
-func refKey(st scenario.Step, direction string) string { return st.Name + "/" + direction }
 
 // refusedText says how much of the loss the lab's own devices refused.
 func refusedText(m report.Measurement) string {

@@ -11,52 +11,50 @@ import (
 	"github.com/sluice-upf/sluice/lab/tgen"
 )
 
-// subscribersKind runs the subscriber model at each count in turn.
+// subscribersKind runs the subscriber model at each count in turn,
+// through each target.
 type subscribersKind struct{}
 
-func (subscribersKind) measure(ctx context.Context, r *runner, m *measurer, st scenario.Step, sessions []tgen.Session, path tgen.Path) error {
-	loads, err := r.subscribers(ctx, m, st, sessions, path)
-	if err != nil {
-		return err
-	}
-	for i := range loads {
-		for _, x := range []*report.Measurement{&loads[i].Uplink, &loads[i].Downlink} {
-			pairReference(r.refs, subscribersKey(st, x.Direction, loads[i].Subscribers), path, x, &x.Reference)
+func (subscribersKind) measure(ctx context.Context, r *runner, st scenario.Step, targets []target) error {
+	sub := st.Settings.(*scenario.Subscribers)
+	var out []report.SubscriberLoad
+	defer func() { r.run.AddSubscribers(st.Header(), out...) }()
+	for _, n := range sub.Counts {
+		var loads []report.SubscriberLoad
+		for _, tg := range targets {
+			l, err := r.subscribers(ctx, sub, n, tg)
+			if err != nil {
+				return fmt.Errorf("%d subscribers through %s: %w", n, tg.name, err)
+			}
+			loads = append(loads, l)
 		}
-	}
-	if r.ownResults(path) {
-		r.run.AddSubscribers(st.Header(), loads...)
+		if len(loads) > 1 {
+			loads[0].Uplink.Reference, loads[0].Downlink.Reference = &loads[1].Uplink, &loads[1].Downlink
+		}
+		out = append(out, loads[0])
 	}
 	return nil
 }
 
-func subscribersKey(st scenario.Step, direction string, n int) string {
-	return fmt.Sprintf("%s/%d", refKey(st, direction), n)
-}
-
-// subscribers runs the subscriber model at each count: both directions at
-// once, every flow of every subscriber at its own packet length and rate.
-func (r *runner) subscribers(ctx context.Context, m *measurer, st scenario.Step, sessions []tgen.Session, path tgen.Path) ([]report.SubscriberLoad, error) {
-	sub := st.Settings.(*scenario.Subscribers)
-	var out []report.SubscriberLoad
-	for _, n := range sub.Counts {
-		if n > len(sessions) {
-			return out, fmt.Errorf("%d subscribers, %d sessions", n, len(sessions))
-		}
-		loads := []load{
-			subscriberLoad(scenario.Uplink, sub.Uplink, n, sub.Duration, sessions, path),
-			subscriberLoad(scenario.Downlink, sub.Downlink, n, sub.Duration, sessions, path),
-		}
-		ms, cpu, err := m.together(ctx, loads)
-		if err != nil {
-			return out, err
-		}
-		s := report.SubscriberLoad{Subscribers: n, Uplink: ms[0], Downlink: ms[1], CPU: cpu}
-		r.progress("  %d subscribers: up %.2f Mbit/s loss %.3f%%, down %.2f Mbit/s loss %.3f%%", n,
-			s.Uplink.RxGbps*1e3, s.Uplink.LossPct, s.Downlink.RxGbps*1e3, s.Downlink.LossPct)
-		out = append(out, s)
+// subscribers runs the subscriber model at count n through tg: both
+// directions at once, every flow of every subscriber at its own packet
+// length and rate.
+func (r *runner) subscribers(ctx context.Context, sub *scenario.Subscribers, n int, tg target) (report.SubscriberLoad, error) {
+	if n > len(tg.sessions) {
+		return report.SubscriberLoad{}, fmt.Errorf("%d subscribers, %d sessions", n, len(tg.sessions))
 	}
-	return out, nil
+	loads := []load{
+		subscriberLoad(scenario.Uplink, sub.Uplink, n, sub.Duration, tg.sessions, tg.path),
+		subscriberLoad(scenario.Downlink, sub.Downlink, n, sub.Duration, tg.sessions, tg.path),
+	}
+	ms, cpu, err := tg.m.together(ctx, loads)
+	if err != nil {
+		return report.SubscriberLoad{}, err
+	}
+	s := report.SubscriberLoad{Subscribers: n, Uplink: ms[0], Downlink: ms[1], CPU: cpu}
+	r.progress("  %d subscribers through %s: up %.2f Mbit/s loss %.3f%%, down %.2f Mbit/s loss %.3f%%", n, tg.name,
+		s.Uplink.RxGbps*1e3, s.Uplink.LossPct, s.Downlink.RxGbps*1e3, s.Downlink.LossPct)
+	return s, nil
 }
 
 // subscriberLoad is one direction of the model for n subscribers: its

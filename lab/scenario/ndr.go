@@ -26,11 +26,16 @@ type NDR struct {
 	// MaxRate is where the search starts; Max is the generator's flat-out
 	// rate, measured by the first trial.
 	MaxRate Rate
+	Cores   Cores
+	// Confirm is how many trials more the rate found must pass, each, to
+	// be the result (RFC 2544 asks that the rate hold): one that fails
+	// is a failed rate, and the search goes on below it.
+	Confirm int
 }
 
 func defaultNDR() Settings {
 	return &NDR{Direction: Both, Size: Size{Bytes: 1400}, Resolution: Rate{PPS: 10_000},
-		MaxIterations: 10, Trial: 2 * time.Second, MaxRate: Rate{Max: true}}
+		MaxIterations: 10, Trial: 2 * time.Second, MaxRate: Rate{Max: true}, Confirm: 3}
 }
 
 func (n *NDR) fields(d *decoder) []field {
@@ -40,6 +45,8 @@ func (n *NDR) fields(d *decoder) []field {
 		{"max_iterations", value(d, &n.MaxIterations, "a number such as 10", parseCount(countRange{1, 64}))},
 		{"trial", value(d, &n.Trial, "a duration such as 2s", parseDuration)},
 		{"max_rate", value(d, &n.MaxRate, "a rate such as 2Mpps or max", parseRateAs("max"))},
+		d.coresField(&n.Cores),
+		{"confirm", value(d, &n.Confirm, "a number such as 3", parseCount(countRange{0, 16}))},
 	}...)
 }
 
@@ -55,8 +62,8 @@ func (n *NDR) validate(v *validator, path string, _ *Scenario) {
 }
 
 func (n *NDR) setup() string {
-	return fmt.Sprintf("%s, %s, loss <= %s%%, %s trials, at most %d, resolution %s", n.Direction,
-		bytesText(n.Size.String()), formatFloat(n.LossTolerance), n.Trial, n.MaxIterations, n.Resolution)
+	return fmt.Sprintf("%s, %s, loss <= %s%%, %s trials, at most %d, resolution %s, %d to confirm%s", n.Direction,
+		bytesText(n.Size.String()), formatFloat(n.LossTolerance), n.Trial, n.MaxIterations, n.Resolution, n.Confirm, coresText(n.Cores))
 }
 
 func (n *NDR) derivedName() string {
@@ -66,8 +73,10 @@ func (n *NDR) derivedName() string {
 	return fmt.Sprintf("ndr %s %s", n.Direction, bytesText(n.Size.String()))
 }
 
+// estimate counts the search's trials and one rate confirmed: a
+// confirmation that fails costs more.
 func (n *NDR) estimate() time.Duration {
-	return times(len(n.Direction.Each())*n.MaxIterations, n.Trial)
+	return times(len(n.Direction.Each())*(n.MaxIterations+n.Confirm), n.Trial)
 }
 
 func (*NDR) needs() Needs { return Needs{Reference: true} }

@@ -71,7 +71,7 @@ func TestBadRestartSteps(t *testing.T) {
 		{"at the end", restart + "    duration: 2s\n    at: 2s\n", `scenario.yaml:4: steps[0].at: 2s is not before the end of the traffic, duration: 2s (line 3); restart within it, e.g. at: 667ms`},
 		{"default at after a short duration", restart + "    duration: 1s\n", `scenario.yaml:3: steps[0].duration: 1s ends the traffic before the restart, at 2s (at's default); make it longer, or set at: below it`},
 		{"at of zero", restart + "    at: 0s\n", `scenario.yaml:3: steps[0].at: "0s" is not above 0; want a duration such as 2s or 500ms`},
-		{"at in another step", "steps:\n  - kind: throughput\n    at: 2s\n", `scenario.yaml:3: steps[0].at: a key of restart steps, not here; a throughput step takes kind, name, direction, size, rate or duration`},
+		{"at in another step", "steps:\n  - kind: throughput\n    at: 2s\n", `scenario.yaml:3: steps[0].at: a key of restart steps, not here; a throughput step takes kind, name, direction, size, rate, duration, cores or rounds`},
 		{"the reference forwarder", "upf: reference\n" + restart, `scenario.yaml:3: steps[0].kind: the reference forwarder is no process to restart; a restart step measures upfd or a command UPF, so change upf (line 1)`},
 		{"the reference forwarder as a kind", "upf:\n  kind: reference\n" + restart, `scenario.yaml:4: steps[0].kind: the reference forwarder is no process to restart; a restart step measures upfd or a command UPF, so change upf.kind (line 2)`},
 		{"upfd pinned by the file", "upf:\n  config:\n    pin_path: /sys/fs/bpf/mine\n" + restart, `scenario.yaml:3: upf.config.pin_path: the lab sets it for the restart step, steps[0] (line 5), and removes what it pinned after the run; remove pin_path`},

@@ -145,6 +145,10 @@ func Parse(name string, data []byte) (*Scenario, error) {
 	if s.UPF.Name == "" {
 		s.UPF.Name = defaultUPFName(s.UPF)
 	}
+	// The reference forwarder is measured against itself only when asked.
+	if s.src.line("reference") == 0 && s.UPF.Kind == UPFReference {
+		s.Reference = false
+	}
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
@@ -186,10 +190,9 @@ func defaults() *Scenario {
 }
 
 // MeasuresReference says whether the run measures the reference forwarder
-// beside the UPF: asked for, and not the UPF under test already.
-func (s *Scenario) MeasuresReference() bool {
-	return s.Reference && s.UPF.Kind != UPFReference
-}
+// beside the UPF under test (which may be the reference forwarder too:
+// the lab's noise floor).
+func (s *Scenario) MeasuresReference() bool { return s.Reference }
 
 // Estimate is the traffic time of the whole scenario at most: every step's
 // sending time, twice for the steps also run through the reference. Setup

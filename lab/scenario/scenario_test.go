@@ -43,6 +43,8 @@ steps:
     size: 1400            # payload bytes, or imix
     rate: max             # max, or e.g. 500kpps, 2Gbps
     duration: 10s
+    cores: 1              # 1: the closed loop, on one core | all
+    rounds: 20            # in turn with the reference forwarder's
   - kind: ndr
     name: pdr 64 B
     direction: both
@@ -52,6 +54,8 @@ steps:
     max_iterations: 12
     trial: 2s
     max_rate: 3Mpps
+    cores: all
+    confirm: 3            # trials more the rate found must pass
   - kind: ping
     sizes: [16, 64, 256, 512, 1024, 1400]
     count: 1000
@@ -97,7 +101,8 @@ var keys = []string{
 	"reference", "sessions", "sessions.count", "sessions.profile", "sessions.flows",
 	"steps", "steps[].kind", "steps[].name",
 	"steps[].direction", "steps[].size", "steps[].rate", "steps[].duration",
-	"steps[].loss_tolerance", "steps[].resolution", "steps[].max_iterations", "steps[].trial", "steps[].max_rate",
+	"steps[].cores", "steps[].rounds",
+	"steps[].loss_tolerance", "steps[].resolution", "steps[].max_iterations", "steps[].trial", "steps[].max_rate", "steps[].confirm",
 	"steps[].sizes", "steps[].count", "steps[].interval",
 	"steps[].counts", "steps[].uplink", "steps[].downlink",
 	"steps[].uplink[].protocol", "steps[].uplink[].rate", "steps[].uplink[].pps",
@@ -128,9 +133,9 @@ func TestParseExample(t *testing.T) {
 		Sessions:  Sessions{Count: 2000, Profile: "open5gs", Flows: 4},
 		Steps: []Step{
 			{Kind: KindThroughput, Name: "uplink 1400 B", Settings: &Throughput{
-				Direction: Uplink, Size: Size{Bytes: 1400}, Rate: Rate{Max: true}, Duration: 10 * time.Second}},
+				Direction: Uplink, Size: Size{Bytes: 1400}, Rate: Rate{Max: true}, Duration: 10 * time.Second, Cores: OneCore, Rounds: 20}},
 			{Kind: KindNDR, Name: "pdr 64 B", Settings: &NDR{Direction: Both, Size: Size{Bytes: 64}, LossTolerance: 0.5,
-				Resolution: Rate{PPS: 5000}, MaxIterations: 12, Trial: 2 * time.Second, MaxRate: Rate{PPS: 3e6}}},
+				Resolution: Rate{PPS: 5000}, MaxIterations: 12, Trial: 2 * time.Second, MaxRate: Rate{PPS: 3e6}, Confirm: 3}},
 			{Kind: KindPing, Name: "ping 16-1400 B", Settings: &Ping{Sizes: []int{16, 64, 256, 512, 1024, 1400}, Count: 1000, Mode: PingProbe}},
 			{Kind: KindCBR, Name: "cbr 64-1400 B max", Settings: &CBR{Sizes: []int{64, 256, 512, 1024, 1400},
 				Rate: Rate{Max: true}, Duration: 2 * time.Second}},
@@ -255,6 +260,24 @@ func TestDefault(t *testing.T) {
 	}
 }
 
+// The reference forwarder as the UPF under test is measured against
+// itself, in the twin, only when the file asks.
+func TestReferenceAgainstItself(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want bool
+	}{
+		{"upf: reference\nsteps: [{kind: throughput, duration: 1s}]\n", false},
+		{"upf: reference\nreference: true\nsteps: [{kind: throughput, duration: 1s}]\n", true},
+		{"upf: upfd\nsteps: [{kind: throughput, duration: 1s}]\n", true},
+	} {
+		s := mustParse(t, c.text)
+		if s.MeasuresReference() != c.want || s.Estimate() != map[bool]time.Duration{false: 2 * time.Second, true: 4 * time.Second}[c.want] {
+			t.Errorf("%q: measures the reference %v in %v of traffic; want %v", c.text, s.MeasuresReference(), s.Estimate(), c.want)
+		}
+	}
+}
+
 func TestDefaultsOfAbsentKeys(t *testing.T) {
 	s := mustParse(t, "steps:\n  - kind: throughput\n  - kind: ping\n  - kind: subscribers\n")
 	// 2000 sessions, not 1000: the subscriber model's largest count.
@@ -311,16 +334,16 @@ func TestLoad(t *testing.T) {
 func TestEstimate(t *testing.T) {
 	s := mustParse(t, "sessions: {count: 2000}\nsteps:\n"+
 		"  - {kind: throughput, direction: both, duration: 5s}\n"+ // 10s, and 10s more through the reference
-		"  - {kind: ndr, direction: uplink, max_iterations: 4, trial: 1s}\n"+ // 4s, twice
+		"  - {kind: ndr, direction: uplink, max_iterations: 4, trial: 1s}\n"+ // 4s and 3s to confirm, twice
 		"  - {kind: ping, sizes: [64, 1400], count: 100, interval: 10ms}\n"+ // 2s
 		"  - {kind: cbr, sizes: [64, 1400], duration: 2s}\n"+ // 4s
 		"  - {kind: subscribers, counts: [100, 2000], duration: 3s}\n"+ // 6s, twice
 		"  - {kind: churn, duration: 5s}\n") // 5s
-	if got, want := s.Estimate(), (20+8+2+4+12+5)*time.Second; got != want {
+	if got, want := s.Estimate(), (20+14+2+4+12+5)*time.Second; got != want {
 		t.Errorf("Estimate() = %s; want %s", got, want)
 	}
 	s.Reference = false
-	if got, want := s.Estimate(), (10+4+2+4+6+5)*time.Second; got != want {
+	if got, want := s.Estimate(), (10+7+2+4+6+5)*time.Second; got != want {
 		t.Errorf("without the reference, Estimate() = %s; want %s", got, want)
 	}
 }

@@ -22,9 +22,6 @@ func (s *Scenario) Validate() error {
 	v := &validator{src: s.src}
 	v.upf(s)
 	v.sessions(s.Sessions)
-	if s.src.line("reference") > 0 && s.Reference && s.UPF.Kind == UPFReference {
-		v.add("reference", "the UPF under test is the reference forwarder already; remove reference: true")
-	}
 	v.steps(s)
 	v.restarts(s)
 	v.outputs(s.Outputs)

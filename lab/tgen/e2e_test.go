@@ -149,6 +149,16 @@ func TestPrivilegedExactCounts(t *testing.T) {
 				t.Errorf("sent %+v; sink saw %d packets (%d bytes), %d unique, %d lost, %d duplicates, %d reordered, invalid %v, latency %+v",
 					res, st.Packets, st.Bytes, st.Unique, st.Lost, st.Duplicates, st.Reordered, st.Invalid, st.Latency)
 			}
+			if n, err := k.Received(); err != nil || n != st.Packets {
+				t.Errorf("Received gives %d (%v), Stats %d packets", n, err, st.Packets)
+			}
+			// The workers' cores cannot give the run more time than
+			// it took, each (the ksoftirqd reads bracket the run: a
+			// few milliseconds' slack).
+			most := time.Duration(len(res.Sent))*res.Took + 10*time.Millisecond
+			if res.CoreTime <= 0 || res.CoreTime > most {
+				t.Errorf("core time %v of a run of %v on %d cores", res.CoreTime, res.Took, len(res.Sent))
+			}
 			var short uint64
 			for f, fs := range st.Flows {
 				short += sent[f] - fs.Unique

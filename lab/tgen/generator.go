@@ -108,6 +108,12 @@ type Result struct {
 	Sent  []uint64 // frames per worker, in the order of the CPUs
 	Bytes uint64   // their inner IP bytes
 	Took  time.Duration
+	// CoreTime is the CPU time the workers' cores gave the run: their
+	// threads, with the softirq their frames raised there, and the cores'
+	// ksoftirqd (coretime.go). With one worker sending flat out, the
+	// frames cross the whole path on its core: the path's cost, without
+	// the time other processes took the core meanwhile.
+	CoreTime time.Duration
 	// NotTaken is how many frames the device could not pass on (a veth
 	// counts them in its tx_queue_N_xdp_xmit_errors): sent, but lost
 	// before reaching anything.
@@ -149,6 +155,8 @@ func (g *Generator) Run(ctx context.Context, o RunOptions) (Result, error) {
 		return Result{}, err
 	}
 	before, _ := XmitErrors(o.Namespace, o.Device)
+	softirqd := softirqThreads(cpus)
+	softirqBefore, serr := threadsTime(softirqd)
 
 	workers := make([]*worker, len(cpus))
 	errs := make(chan error, len(cpus))
@@ -168,6 +176,12 @@ func (g *Generator) Run(ctx context.Context, o RunOptions) (Result, error) {
 	}
 
 	res := Result{Took: took}
+	for _, w := range workers {
+		res.CoreTime += w.cpuTime
+	}
+	if softirqAfter, err := threadsTime(softirqd); serr == nil && err == nil {
+		res.CoreTime += softirqAfter - softirqBefore
+	}
 	states, lerr := g.workers()
 	for _, cpu := range cpus {
 		if lerr == nil {

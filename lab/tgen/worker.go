@@ -118,6 +118,9 @@ type worker struct {
 	tid    atomic.Int32 // its thread, once pinned
 	halted atomic.Bool
 	done   chan struct{}
+	// cpuTime is its thread's CPU time in the run, once done: the
+	// softirq its frames raised on its core included (coretime.go).
+	cpuTime time.Duration
 }
 
 // stop asks the worker to end and interrupts its call: a signal pending on
@@ -142,6 +145,8 @@ func (w *worker) run(g *Generator, o RunOptions, ifindex int) error {
 			return fmt.Errorf("pin to cpu %d: %w", w.cpu, err)
 		}
 		w.tid.Store(int32(unix.Gettid()))
+		start := threadTime()
+		defer func() { w.cpuTime = threadTime() - start }()
 		counted := o.Rate == 0 && o.Count > 0 // the call ends with the count
 		for !w.halted.Load() {
 			repeat := uint32(math.MaxUint32)

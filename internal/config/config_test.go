@@ -407,19 +407,19 @@ func TestParseErrors(t *testing.T) {
 	}, {
 		name: "top level is a list",
 		text: "- node_id: 198.18.4.2\n",
-		want: `upfd.yaml:1: got a list; want keys such as node_id: and pfcp:`,
+		want: `upfd.yaml:1: got a list; want upfd's config with keys such as node_id and pfcp`,
 	}, {
 		name: "unknown top-level key",
 		text: "max_sessions: 5\nnodeid: 198.18.4.2\n",
-		want: `upfd.yaml:2: nodeid: unknown key; want node_id, pfcp, gtpu, interfaces, dnns, teid_range, max_sessions, max_pdrs_per_session, gbr_capacity, buffer, xdp_mode, pin_path, state_file, state_fsync, api, metrics or log`,
+		want: `upfd.yaml:2: nodeid: unknown key; did you mean node_id? upfd's config takes node_id, pfcp, gtpu, interfaces, dnns, teid_range, max_sessions, max_pdrs_per_session, gbr_capacity, buffer, xdp_mode, pin_path, state_file, state_fsync, api, metrics or log`,
 	}, {
 		name: "unknown nested key",
 		text: "pfcp:\n  listen: 198.18.4.2:8805\n  peer: [198.18.4.1]\n",
-		want: `upfd.yaml:3: pfcp.peer: unknown key; want listen, peers, associate, heartbeat_interval, heartbeat_retries, t1, n1 or peer_grace`,
+		want: `upfd.yaml:3: pfcp.peer: unknown key; did you mean peers? pfcp takes listen, peers, associate, heartbeat_interval, heartbeat_retries, t1, n1 or peer_grace`,
 	}, {
 		name: "unknown interface key",
 		text: "interfaces:\n  - name: n3\n    roll: n3\n",
-		want: `upfd.yaml:3: interfaces[0].roll: unknown key; want name, role, address or mtu`,
+		want: `upfd.yaml:3: interfaces[0].roll: unknown key; did you mean role? an interface takes name, role, address or mtu`,
 	}, {
 		name: "key set twice",
 		text: "xdp_mode: native\nmax_sessions: 5\nxdp_mode: generic\n",
@@ -439,7 +439,7 @@ func TestParseErrors(t *testing.T) {
 	}, {
 		name: "single value for a mapping",
 		text: "pfcp: 198.18.4.2:8805\n",
-		want: `upfd.yaml:1: pfcp: got a single value; want a mapping with keys such as listen and peers`,
+		want: `upfd.yaml:1: pfcp: got a single value; want pfcp with keys such as listen and peers`,
 	}, {
 		name: "listen without port",
 		text: "node_id: 198.18.4.2\npfcp:\n  listen: 198.18.4.2\n",
@@ -571,7 +571,7 @@ func TestParseErrors(t *testing.T) {
 	}, {
 		name: "max_sessions not a number",
 		text: "max_sessions: 1e5\n",
-		want: `upfd.yaml:1: max_sessions: "1e5" is not a whole number; write digits only, e.g. 100000`,
+		want: `upfd.yaml:1: max_sessions: "1e5" is not a whole number; want 1 to 16000000`,
 	}, {
 		name: "xdp_mode",
 		text: "xdp_mode: driver\n",
@@ -579,23 +579,23 @@ func TestParseErrors(t *testing.T) {
 	}, {
 		name: "unknown pfcp key",
 		text: "pfcp:\n  heartbeat: 10s\n",
-		want: `upfd.yaml:2: pfcp.heartbeat: unknown key; want listen, peers, associate, heartbeat_interval, heartbeat_retries, t1, n1 or peer_grace`,
+		want: `upfd.yaml:2: pfcp.heartbeat: unknown key; pfcp takes listen, peers, associate, heartbeat_interval, heartbeat_retries, t1, n1 or peer_grace`,
 	}, {
 		name: "unknown gtpu key",
 		text: "gtpu:\n  echo_interval: 60s\n  t3: 5s\n",
-		want: `upfd.yaml:3: gtpu.t3: unknown key; want echo_interval or echo_retries`,
+		want: `upfd.yaml:3: gtpu.t3: unknown key; gtpu takes echo_interval or echo_retries`,
 	}, {
 		name: "unknown buffer key",
 		text: "buffer:\n  packets: 64\n",
-		want: `upfd.yaml:2: buffer.packets: unknown key; want packets_per_session or total_packets`,
+		want: `upfd.yaml:2: buffer.packets: unknown key; buffer takes packets_per_session or total_packets`,
 	}, {
 		name: "gtpu is a single value",
 		text: "gtpu: 60s\n",
-		want: `upfd.yaml:1: gtpu: got a single value; want a mapping with keys echo_interval and echo_retries`,
+		want: `upfd.yaml:1: gtpu: got a single value; want gtpu with keys echo_interval and echo_retries`,
 	}, {
 		name: "buffer is a list",
 		text: "buffer: [64, 65536]\n",
-		want: `upfd.yaml:1: buffer: got a list; want a mapping with keys packets_per_session and total_packets`,
+		want: `upfd.yaml:1: buffer: got a list; want buffer with keys packets_per_session and total_packets`,
 	}, {
 		name: "duration is a list",
 		text: "pfcp:\n  t1: [3s]\n",
@@ -647,7 +647,7 @@ func TestParseErrors(t *testing.T) {
 	}, {
 		name: "n1 in words",
 		text: "pfcp:\n  n1: three\n",
-		want: `upfd.yaml:2: pfcp.n1: "three" is not a whole number; write digits only, e.g. 3`,
+		want: `upfd.yaml:2: pfcp.n1: "three" is not a whole number; want 1 or more`,
 	}, {
 		name: "n1 is a mapping",
 		text: "pfcp:\n  n1: {sends: 3}\n",
@@ -655,7 +655,7 @@ func TestParseErrors(t *testing.T) {
 	}, {
 		name: "n1 is a duration",
 		text: "pfcp:\n  n1: 3s\n",
-		want: `upfd.yaml:2: pfcp.n1: "3s" is not a whole number; write digits only, e.g. 3`,
+		want: `upfd.yaml:2: pfcp.n1: "3s" is not a whole number; want 1 or more`,
 	}, {
 		name: "n1 too large for a number",
 		text: "pfcp:\n  n1: 99999999999999999999\n",
@@ -671,7 +671,7 @@ func TestParseErrors(t *testing.T) {
 	}, {
 		name: "echo retries with a fraction",
 		text: "gtpu:\n  echo_retries: 2.5\n",
-		want: `upfd.yaml:2: gtpu.echo_retries: "2.5" is not a whole number; write digits only, e.g. 3`,
+		want: `upfd.yaml:2: gtpu.echo_retries: "2.5" is not a whole number; want 1 or more`,
 	}, {
 		name: "associate is a single value",
 		text: "pfcp:\n  associate: 198.18.4.1\n",
@@ -743,7 +743,7 @@ func TestParseErrors(t *testing.T) {
 	}, {
 		name: "total not a number",
 		text: "buffer:\n  total_packets: 64k\n",
-		want: `upfd.yaml:2: buffer.total_packets: "64k" is not a whole number; write digits only, e.g. 65536`,
+		want: `upfd.yaml:2: buffer.total_packets: "64k" is not a whole number; want 1 or more`,
 	}, {
 		name: "pin path relative",
 		text: "pin_path: bpf/upfd\n",
@@ -791,7 +791,7 @@ func TestParseErrors(t *testing.T) {
 	}, {
 		name: "mtu with a unit",
 		text: "interfaces:\n  - {name: n3, role: n3, address: 198.18.3.2, mtu: 1500B}\n",
-		want: `upfd.yaml:2: interfaces[0].mtu: "1500B" is not a whole number; write digits only, e.g. 1500`,
+		want: `upfd.yaml:2: interfaces[0].mtu: "1500B" is not a whole number; want 68 to 65535, or 0 to keep the device's`,
 	}, {
 		name: "mtu too small for an IPv6 GTP-U address",
 		text: "interfaces:\n  - {name: n3, role: n3, address: 2001:db8:3::2, mtu: 1000}\n  - {name: n6, role: n6}\n",
@@ -851,15 +851,15 @@ func TestParseErrors(t *testing.T) {
 	}, {
 		name: "api is a single value",
 		text: "api: 127.0.0.1:8080\n",
-		want: `upfd.yaml:1: api: got a single value; want a mapping with keys listen and token`,
+		want: `upfd.yaml:1: api: got a single value; want api with keys listen and token`,
 	}, {
 		name: "unknown api key",
 		text: "api:\n  address: 127.0.0.1:8080\n",
-		want: `upfd.yaml:2: api.address: unknown key; want listen or token`,
+		want: `upfd.yaml:2: api.address: unknown key; api takes listen or token`,
 	}, {
 		name: "unknown metrics key",
 		text: "metrics:\n  path: /metrics\n",
-		want: `upfd.yaml:2: metrics.path: unknown key; want listen`,
+		want: `upfd.yaml:2: metrics.path: unknown key; metrics takes listen`,
 	}, {
 		name: "log level in capitals",
 		text: "log:\n  level: DEBUG\n",
@@ -871,7 +871,7 @@ func TestParseErrors(t *testing.T) {
 	}, {
 		name: "unknown log key",
 		text: "log:\n  file: /var/log/upfd.log\n",
-		want: `upfd.yaml:2: log.file: unknown key; want level or format`,
+		want: `upfd.yaml:2: log.file: unknown key; log takes level or format`,
 	}, {
 		name: "IPv6 pool of one /64",
 		text: "dnns:\n  - {name: internet, pools: [2001:db8:45::/64]}\n",

@@ -3,6 +3,8 @@ package config
 import (
 	"reflect"
 	"testing"
+
+	"github.com/sluice-upf/sluice/internal/yamlfile"
 )
 
 // TestParseGBRCapacity pins down how bit rates are read: units and their
@@ -90,9 +92,9 @@ func TestGBRCapacityErrors(t *testing.T) {
 		{name: "a list", text: "gbr_capacity: {uplink: [1Gbit/s]}\n",
 			want: `upfd.yaml:1: gbr_capacity.uplink: got a list; want a bit rate such as 10Gbit/s`},
 		{name: "a single value for the section", text: "gbr_capacity: 10Gbit/s\n",
-			want: `upfd.yaml:1: gbr_capacity: got a single value; want a mapping with keys uplink and downlink`},
+			want: `upfd.yaml:1: gbr_capacity: got a single value; want gbr_capacity with keys uplink and downlink`},
 		{name: "an unknown key", text: "gbr_capacity: {ul: 10Gbit/s}\n",
-			want: `upfd.yaml:1: gbr_capacity.ul: unknown key; want uplink or downlink`},
+			want: `upfd.yaml:1: gbr_capacity.ul: unknown key; gbr_capacity takes uplink or downlink`},
 		{name: "a variable without a unit", env: []string{"UPFD_GBR_CAPACITY_DOWNLINK=5"},
 			want: `env UPFD_GBR_CAPACITY_DOWNLINK: "5" has no unit; write it with one, e.g. 5Mbit/s or 5Gbit/s`},
 		{name: "a flag with a packet rate", args: []string{"--gbr_capacity.uplink=1Mpps"},
@@ -124,7 +126,7 @@ func TestBitRateTextRoundTrips(t *testing.T) {
 		{0, "0"}, {1, "1bit/s"}, {1500, "1500bit/s"}, {64e3, "64kbit/s"}, {2_500_000_000, "2500Mbit/s"},
 		{10e9, "10Gbit/s"}, {3e12, "3Tbit/s"}, {18446744073709551615, "18446744073709551615bit/s"},
 	} {
-		if got := bitRateText(tc.v); got != tc.text {
+		if got := yamlfile.BitRateText(tc.v); got != tc.text {
 			t.Errorf("%d is shown as %s, want %s", tc.v, got, tc.text)
 		}
 		c, _, err := Load([]string{"--gbr_capacity.uplink=" + tc.text}, nil)

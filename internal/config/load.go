@@ -109,8 +109,7 @@ func (c *Config) apply(a assignment) error {
 	src := yamlfile.NewSource(a.from)
 	value, err := a.setting.node(src, a.text)
 	if err == nil {
-		d := &decoder{src: src}
-		err = d.config(nest(a.setting.path, value), c)
+		err = config(&decoder{Src: src}, nest(a.setting.path, value), c)
 	}
 	if err != nil {
 		return relabel(err, a.setting)
@@ -266,7 +265,7 @@ func unknownFlag(name string) string {
 		names = append(names, s.path)
 	}
 	// Dashes for underscores is the likeliest slip: --max-sessions.
-	if guess := closest(strings.ToLower(strings.ReplaceAll(name, "-", "_")), names); guess != "" {
+	if guess := yamlfile.Nearest(strings.ToLower(strings.ReplaceAll(name, "-", "_")), names); guess != "" {
 		return fmt.Sprintf("no such flag; did you mean --%s? upfd --help lists them all", guess)
 	}
 	return "no such flag; upfd --help lists them all"
@@ -334,7 +333,7 @@ func unknownEnv(name string) string {
 	for i := range settings {
 		names = append(names, settings[i].env())
 	}
-	if guess := closest(strings.ToUpper(strings.ReplaceAll(name, "-", "_")), names); guess != "" {
+	if guess := yamlfile.Nearest(strings.ToUpper(strings.ReplaceAll(name, "-", "_")), names); guess != "" {
 		return fmt.Sprintf("no such variable; did you mean %s? upfd --help lists them all", guess)
 	}
 	return "no such variable; upfd --help lists the UPFD_ variables upfd reads: rename or unset this one"
@@ -353,18 +352,6 @@ var (
 func isServiceLink(name, value string) bool {
 	isURL := strings.HasPrefix(value, "tcp://") || strings.HasPrefix(value, "udp://") || strings.HasPrefix(value, "sctp://")
 	return serviceLink.MatchString(name) || (portLink.MatchString(name) && isURL)
-}
-
-// closest is the name among names nearest to name, at most two edits away
-// and nearer than it is long, or "".
-func closest(name string, names []string) string {
-	best, bestDist := "", 3
-	for _, n := range names {
-		if d := yamlfile.EditDistance(name, n); d < bestDist && d < len(name) {
-			best, bestDist = n, d
-		}
-	}
-	return best
 }
 
 // Usage writes the flags and variables that set the configuration, with

@@ -237,7 +237,7 @@ func TestLoadErrors(t *testing.T) {
 	}, {
 		name: "variable with an unknown key in an item",
 		env:  []string{"UPFD_DNNS=[{name: internet, pool: [10.45.0.0/16]}]"},
-		want: `env UPFD_DNNS: dnns[0].pool: unknown key; want name or pools`,
+		want: `env UPFD_DNNS: dnns[0].pool: unknown key; did you mean pools? a dnn takes name or pools`,
 	}, {
 		name: "variable with a mapping for a list",
 		env:  []string{"UPFD_DNNS={name: internet}"},

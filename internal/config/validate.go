@@ -25,9 +25,8 @@ func (c *Config) Validate() error {
 	v.interfaces(c.Interfaces)
 	v.dnns(c.DNNs)
 	v.teidRange(c.TEIDRange)
-	v.count("max_sessions", c.MaxSessions, sessionsRange)
-	v.count("max_pdrs_per_session", c.MaxPDRsPerSession, pdrsRange)
 	v.buffer(c.Buffer)
+	v.alone(c)
 	v.xdpMode(c.XDPMode)
 	v.pinPath(c.PinPath)
 	v.stateFile(c.StateFile, c.PinPath)
@@ -104,14 +103,12 @@ func (v *validator) pfcp(p PFCP) {
 	}
 	v.associate(p.Associate, p.Peers)
 	v.interval("pfcp.heartbeat_interval", p.HeartbeatInterval, "10s", "send no heartbeats")
-	v.count("pfcp.heartbeat_retries", p.HeartbeatRetries, sendsRange)
 	switch {
 	case p.T1 < 0:
 		v.add("pfcp.t1", "%s is negative; want a duration such as 3s", p.T1)
 	case p.T1 == 0:
 		v.add("pfcp.t1", "0s would send every request again without waiting for its response; want a duration such as 3s")
 	}
-	v.count("pfcp.n1", p.N1, sendsRange)
 	v.interval("pfcp.peer_grace", p.PeerGrace, "60s", "delete a lost SMF's sessions at once")
 }
 
@@ -144,7 +141,6 @@ func (v *validator) associate(list []netip.AddrPort, peers []netip.Prefix) {
 
 func (v *validator) gtpu(g GTPU) {
 	v.interval("gtpu.echo_interval", g.EchoInterval, "60s", "send no Echo Requests")
-	v.count("gtpu.echo_retries", g.EchoRetries, sendsRange)
 }
 
 // interval checks a duration for which 0 means something, said by zero.
@@ -154,10 +150,12 @@ func (v *validator) interval(path string, d time.Duration, example, zero string)
 	}
 }
 
-// count checks a whole number against its range.
-func (v *validator) count(path string, n int, r countRange) {
-	if !r.holds(n) {
-		v.add(path, "%d is out of range; want %s", n, r)
+// alone runs the checks that settings declare for their own values.
+func (v *validator) alone(c *Config) {
+	for _, s := range settings {
+		if s.check != nil {
+			s.check(v, s.path, c)
+		}
 	}
 }
 
@@ -351,13 +349,12 @@ func (v *validator) teidRange(r TEIDRange) {
 	}
 }
 
+// buffer checks the total against the count per session; each count's
+// range is its setting's check, which runs after this so that a total
+// below a sound count per session is reported as such.
 func (v *validator) buffer(b Buffer) {
 	const perSession, total = "buffer.packets_per_session", "buffer.total_packets"
-	v.count(perSession, b.PacketsPerSession, perSessionRange)
-	switch {
-	case !perSessionRange.holds(b.PacketsPerSession):
-		v.count(total, b.TotalPackets, totalRange)
-	case b.TotalPackets < b.PacketsPerSession:
+	if perSessionRange.Holds(b.PacketsPerSession) && b.TotalPackets < b.PacketsPerSession {
 		// One session alone may fill its buffer: the total must hold it.
 		v.add(v.where(total, perSession), "%d is less than %s, %d%s; raise it to at least %d or lower %s",
 			b.TotalPackets, perSession, b.PacketsPerSession, v.onLine(perSession), b.PacketsPerSession, perSession)

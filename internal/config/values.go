@@ -3,12 +3,10 @@ package config
 import (
 	"errors"
 	"fmt"
-	"math"
 	"net"
 	"net/netip"
 	"strconv"
 	"strings"
-	"time"
 	"unicode"
 
 	"github.com/sluice-upf/sluice/internal/yamlfile"
@@ -147,134 +145,19 @@ func parseTEID(s string) (uint32, error) {
 	return uint32(n), nil
 }
 
-// countRange is the span of a whole-number key, both ends included; max 0
-// means no upper end. The parser's and Validate's errors quote it.
-type countRange struct{ min, max int }
-
-func (r countRange) String() string {
-	if r.max == 0 {
-		return fmt.Sprintf("%d or more", r.min)
-	}
-	return fmt.Sprintf("%d to %d", r.min, r.max)
-}
-
-func (r countRange) holds(n int) bool { return n >= r.min && (r.max == 0 || n <= r.max) }
-
-// The ranges of the whole-number keys.
+// The ranges of the whole-number keys; max 0 is no upper end.
 var (
-	sessionsRange   = countRange{1, MaxSessionsLimit}      // max_sessions
-	pdrsRange       = countRange{1, MaxPDRsLimit}          // max_pdrs_per_session
-	mtuRange        = countRange{0, MaxMTU}                // interfaces[].mtu, also MinMTU or more unless 0
-	sendsRange      = countRange{1, 0}                     // pfcp.n1, pfcp.heartbeat_retries, gtpu.echo_retries
-	perSessionRange = countRange{1, BufferPerSessionLimit} // buffer.packets_per_session
-	totalRange      = countRange{1, 0}                     // buffer.total_packets, also >= packets_per_session
+	sessionsRange   = yamlfile.Range{Min: 1, Max: MaxSessionsLimit}      // max_sessions
+	pdrsRange       = yamlfile.Range{Min: 1, Max: MaxPDRsLimit}          // max_pdrs_per_session
+	sendsRange      = yamlfile.Range{Min: 1}                             // pfcp.n1, pfcp.heartbeat_retries, gtpu.echo_retries
+	perSessionRange = yamlfile.Range{Min: 1, Max: BufferPerSessionLimit} // buffer.packets_per_session
+	totalRange      = yamlfile.Range{Min: 1}                             // buffer.total_packets, also >= packets_per_session
 )
 
-// parseCount returns a parser of decimal numbers for a key of range r,
-// which Validate checks; example is a number to suggest.
-func parseCount(r countRange, example string) func(string) (int, error) {
-	return func(s string) (int, error) {
-		n, err := strconv.Atoi(s)
-		switch {
-		case errors.Is(err, strconv.ErrRange):
-			return 0, fmt.Errorf("%s is out of range; want %s", yamlfile.Quote(s), r)
-		case err != nil:
-			return 0, fmt.Errorf("%s is not a whole number; write digits only, e.g. %s", yamlfile.Quote(s), example)
-		}
-		return n, nil
-	}
-}
+// mtuWant says what an MTU may be, which Validate checks with the address.
+var mtuWant = fmt.Sprintf("%d to %d, or 0 to keep the device's", MinMTU, MaxMTU)
 
-// parseDuration returns a parser of Go durations ("10s", "500ms", "1m30s");
-// example is one to suggest. Validate checks the sign.
-func parseDuration(example string) func(string) (time.Duration, error) {
-	return func(s string) (time.Duration, error) {
-		if d, err := time.ParseDuration(s); err == nil {
-			return d, nil
-		}
-		switch {
-		case s == "":
-			return 0, fmt.Errorf("empty; write a duration such as %s", example)
-		case isPlainNumber(s):
-			return 0, fmt.Errorf("%s has no unit; write it with one, e.g. %ss or %sms", yamlfile.Quote(s), s, s)
-		}
-		return 0, fmt.Errorf("%s is not a duration; write a number and a unit (ns, us, ms, s, m or h), e.g. %s",
-			yamlfile.Quote(s), example)
-	}
-}
-
-// isPlainNumber reports whether s is digits with at most one point and an
-// optional sign: a duration with its unit left out.
-func isPlainNumber(s string) bool {
-	digits := strings.TrimLeft(s, "+-")
-	if len(s)-len(digits) > 1 || strings.Count(digits, ".") > 1 {
-		return false
-	}
-	return strings.Trim(digits, ".") != "" && strings.Trim(digits, "0123456789.") == ""
-}
-
-// bitRateUnits are the units a bit rate may carry, largest first: each
-// name, its bps form, and its worth in bit/s as a power of ten.
-var bitRateUnits = []struct {
-	name, bps string
-	scale     uint64
-	exponent  int
-}{
-	{"Tbit/s", "Tbps", 1e12, 12}, {"Gbit/s", "Gbps", 1e9, 9}, {"Mbit/s", "Mbps", 1e6, 6},
-	{"kbit/s", "kbps", 1e3, 3}, {"bit/s", "bps", 1, 0},
-}
-
-// parseBitRate reads a bit rate: a decimal number and a unit, bit/s,
-// kbit/s, Mbit/s, Gbit/s or Tbit/s (or bps ... Tbps; case does not matter,
-// as in the lab's scenarios), or 0 alone. It is exact: 1.5Gbit/s is
-// 1500000000 bit/s, and a fraction of a bit/s is refused.
-func parseBitRate(s string) (uint64, error) {
-	number := strings.TrimRight(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ/ ")
-	unitText := strings.TrimSpace(s[len(number):])
-	hint := "write a number and a unit (bit/s, kbit/s, Mbit/s, Gbit/s or Tbit/s), e.g. 10Gbit/s, or 0 for no limit"
-	switch {
-	case s == "":
-		return 0, fmt.Errorf("empty; %s", hint)
-	case strings.HasPrefix(s, "-"):
-		return 0, fmt.Errorf("%s is negative; %s", yamlfile.Quote(s), hint)
-	case !isDecimal(number):
-		return 0, fmt.Errorf("%s is not a bit rate; %s", yamlfile.Quote(s), hint)
-	case unitText == "" && strings.Trim(number, "0.") == "":
-		return 0, nil
-	case unitText == "":
-		return 0, fmt.Errorf("%s has no unit; write it with one, e.g. %sMbit/s or %sGbit/s", yamlfile.Quote(s), number, number)
-	}
-	for _, u := range bitRateUnits {
-		if strings.EqualFold(unitText, u.name) || strings.EqualFold(unitText, u.bps) {
-			return scaleDecimal(s, number, u.exponent)
-		}
-	}
-	return 0, fmt.Errorf("%s has unit %s; %s", yamlfile.Quote(s), yamlfile.Quote(unitText), hint)
-}
-
-// isDecimal reports whether s is digits with at most one point among them.
-func isDecimal(s string) bool {
-	digits := strings.Replace(s, ".", "", 1)
-	return digits != "" && strings.Trim(digits, "0123456789") == ""
-}
-
-// scaleDecimal is the decimal number times ten to the exponent, exactly,
-// as a whole number; s is the value as written, for errors.
-func scaleDecimal(s, number string, exponent int) (uint64, error) {
-	whole, frac, _ := strings.Cut(number, ".")
-	if len(frac) > exponent {
-		if strings.Trim(frac[exponent:], "0") != "" {
-			return 0, fmt.Errorf("%s has a fraction of a bit/s; round it to a whole number of bit/s", yamlfile.Quote(s))
-		}
-		frac = frac[:exponent]
-	}
-	digits := whole + frac + strings.Repeat("0", exponent-len(frac))
-	n, err := strconv.ParseUint(digits, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("%s is above %d bit/s, the most upfd counts; lower it", yamlfile.Quote(s), uint64(math.MaxUint64))
-	}
-	return n, nil
-}
+func parseMTU(s string) (int, error) { return yamlfile.ParseWhole(s, mtuWant) }
 
 // parseSMF reads an SMF's N4 address for pfcp.associate, taking the PFCP
 // port when none is given. upfd resolves no names.
@@ -313,7 +196,7 @@ func fqdnProblem(name string) string {
 	}
 	// RFC 1123 2.1: a name must not look like a dotted-decimal address, so
 	// "198.18.4.256" is a mistyped address, not a host.
-	if isDigits(labels[len(labels)-1]) {
+	if yamlfile.IsDigits(labels[len(labels)-1]) {
 		return "it ends in a number like an IPv4 address; fix the address or use a host name"
 	}
 	return ""
@@ -339,10 +222,6 @@ func labelProblem(label string) string {
 // isLDH reports whether r is a letter, digit or hyphen in ASCII.
 func isLDH(r rune) bool {
 	return r == '-' || (r >= '0' && r <= '9') || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z')
-}
-
-func isDigits(s string) bool {
-	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
 // ifnameProblem says why name cannot be a Linux device name (the kernel's

@@ -3,8 +3,10 @@
 // "file:line: key: what is wrong; what to write instead".
 //
 // It holds what upfd's config reader and the lab's scenario reader share:
-// reading the file's one document, the line of every key path, and the
-// wording of the problems both report alike.
+// reading the file's one document, the line of every key path, the walk
+// over its mappings and lists (Decoder), and the parsers of the values both
+// take (numbers, counts, durations, bit rates, booleans), so that the two
+// read a value alike and word its problems alike.
 package yamlfile
 
 import (
@@ -14,7 +16,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -124,38 +125,6 @@ func (s *Source) Item(path string, i int, item *yaml.Node) string {
 func (s *Source) EachItem(n *yaml.Node, path string, each func(item *yaml.Node, path string) error) error {
 	for i, item := range n.Content {
 		if err := each(item, s.Item(path, i, item)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// EachKey runs set on each key of the mapping n at path, in file order,
-// recording the line of each. It refuses keys that are not plain names,
-// merge keys, keys set twice and keys not in known; for those, unknown
-// returns the key as the error shows it and the message.
-func (s *Source) EachKey(n *yaml.Node, path string, known []string,
-	unknown func(key string) (shown, msg string),
-	set func(key string, value *yaml.Node, path string) error) error {
-	firstLine := map[string]int{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		key, value := n.Content[i], n.Content[i+1]
-		switch {
-		case key.Kind != yaml.ScalarNode:
-			return s.Errorf(key.Line, path, "a key is %s; keys are plain names: %s", KindName(key), OrList(known))
-		case key.ShortTag() == "!!merge":
-			return s.Errorf(key.Line, KeyPath(path, "<<"), "merge keys are not supported; write the keys out in full")
-		case !slices.Contains(known, key.Value):
-			shown, msg := unknown(key.Value)
-			return s.Errorf(key.Line, KeyPath(path, shown), "%s", msg)
-		}
-		if first, seen := firstLine[key.Value]; seen {
-			return s.Errorf(key.Line, KeyPath(path, key.Value), "set twice (first on line %d); keep one", first)
-		}
-		sub := KeyPath(path, key.Value)
-		firstLine[key.Value] = key.Line
-		s.Lines[sub] = key.Line
-		if err := set(key.Value, value, sub); err != nil {
 			return err
 		}
 	}
@@ -307,17 +276,6 @@ func OrList(words []string) string {
 		return strings.Join(words, "")
 	}
 	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
-}
-
-// ParseBool reads true or false, as YAML 1.2 writes them (not yes, on, 1).
-func ParseBool(s string) (bool, error) {
-	switch s {
-	case "true":
-		return true, nil
-	case "false":
-		return false, nil
-	}
-	return false, fmt.Errorf("%s is not true or false", Quote(s))
 }
 
 // Quote shows a value from the file in an error: quoted, so that it stays on

@@ -1,9 +1,6 @@
 package scenario
 
 import (
-	"fmt"
-	"slices"
-	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -17,8 +14,8 @@ import (
 // s.src the line of every key and list item it meets. It stops at the
 // first problem, so problems come in file order.
 func decode(s *Scenario, data []byte) error {
-	d := &decoder{src: &yamlfile.Source{File: s.src.file, Lines: s.src.lines}}
-	root, err := d.src.Document(data, "a scenario is one")
+	d := &decoder{yamlfile.Decoder{Src: &yamlfile.Source{File: s.src.file, Lines: s.src.lines}}}
+	root, err := d.Src.Document(data, "a scenario is one")
 	if err != nil {
 		return err
 	}
@@ -28,26 +25,19 @@ func decode(s *Scenario, data []byte) error {
 	return d.scenario(root, s)
 }
 
-// decoder walks the YAML tree of one file.
+// decoder walks the YAML tree of one file with yamlfile's kit; the
+// methods and functions below are its names in the step kinds' files.
 type decoder struct {
-	src *yamlfile.Source
+	yamlfile.Decoder
 }
 
 func (d *decoder) fail(line int, path, format string, args ...any) error {
-	return d.src.Errorf(line, path, format, args...)
+	return d.Fail(line, path, format, args...)
 }
 
 // want checks that n, at path, is of kind; shape says what to write.
 func (d *decoder) want(n *yaml.Node, kind yaml.Kind, path, shape string) error {
-	switch {
-	case n.Kind == yaml.AliasNode:
-		// An alias may point at its own ancestor; refusing them keeps the
-		// walk finite and the file readable.
-		return d.fail(n.Line, path, "aliases are not supported; write the value out in full")
-	case n.Kind != kind:
-		return d.fail(n.Line, path, "got %s; want %s", yamlfile.KindName(n), shape)
-	}
-	return nil
+	return d.Want(n, kind, path, shape)
 }
 
 // A field is a key of a mapping and how to read its value.
@@ -56,100 +46,30 @@ type field struct {
 	set func(n *yaml.Node, path string) error
 }
 
-// mapping reads the mapping n at path field by field, in file order. Null
-// is an empty mapping. It refuses other kinds, merge keys, repeated keys
-// and keys not in fields; what names the mapping in the hint ("a ping
-// step"), and others are keys that belong elsewhere, to say so.
+// mapping reads the mapping n at path field by field (see
+// yamlfile.Decoder.Mapping); what names it in the hints ("a ping step"),
+// and others are keys that belong elsewhere, to say so.
 func (d *decoder) mapping(n *yaml.Node, path, what string, fields []field, others map[string]string) error {
-	if yamlfile.IsNull(n) {
-		return nil
-	}
-	known := make([]string, len(fields))
+	kit := make([]yamlfile.Field, len(fields))
 	for i, f := range fields {
-		known[i] = f.key
+		kit[i] = yamlfile.Field{Key: f.key, Set: f.set}
 	}
-	if err := d.want(n, yaml.MappingNode, path, what+" with keys such as "+strings.Join(known[:min(2, len(known))], " and ")); err != nil {
-		return err
-	}
-	unknown := func(key string) (string, string) {
-		return quoteKey(key), unknownKey(key, what, known, others)
-	}
-	return d.src.EachKey(n, path, known, unknown, func(key string, value *yaml.Node, sub string) error {
-		return fields[slices.Index(known, key)].set(value, sub)
-	})
-}
-
-// unknownKey says what is wrong with key and what the mapping takes,
-// suggesting the known key it was likely meant to be.
-func unknownKey(key, what string, known []string, others map[string]string) string {
-	takes := fmt.Sprintf("%s takes %s", what, yamlfile.OrList(known))
-	if owner, ok := others[key]; ok {
-		return fmt.Sprintf("a key of %s, not here; %s", owner, takes)
-	}
-	if near := nearest(key, known); near != "" {
-		return fmt.Sprintf("unknown key; did you mean %s? %s", near, takes)
-	}
-	return "unknown key; " + takes
-}
-
-// nearest is the word of known within two edits of key, or "".
-func nearest(key string, known []string) string {
-	best, bestDistance := "", 3
-	for _, k := range known {
-		if dist := yamlfile.EditDistance(strings.ToLower(key), k); dist < bestDistance {
-			best, bestDistance = k, dist
-		}
-	}
-	return best
-}
-
-// quoteKey shows a key as written when that is safe on one line.
-func quoteKey(key string) string {
-	quoted := strconv.Quote(key)
-	if key == "" || strings.ContainsAny(key, " .[]") || quoted[1:len(quoted)-1] != key {
-		return yamlfile.Quote(key)
-	}
-	return key
+	return d.Mapping(n, path, what, kit, others)
 }
 
 // each reads every item of the list n at path. Null is an empty list.
 func (d *decoder) each(n *yaml.Node, path, shape string, read func(item *yaml.Node, path string) error) error {
-	if yamlfile.IsNull(n) {
-		return nil
-	}
-	if err := d.want(n, yaml.SequenceNode, path, shape); err != nil {
-		return err
-	}
-	return d.src.EachItem(n, path, read)
+	return d.Each(n, path, shape, read)
 }
 
-// scalarAs reads the single value n at path with parse, whose errors
-// explain themselves. Null reads as "".
+// scalarAs reads the single value n at path with parse. Null reads as "".
 func scalarAs[T any](d *decoder, n *yaml.Node, path, shape string, parse func(string) (T, error)) (T, error) {
-	var zero T
-	if err := d.want(n, yaml.ScalarNode, path, shape); err != nil {
-		return zero, err
-	}
-	text := n.Value
-	if yamlfile.IsNull(n) {
-		text = ""
-	}
-	v, err := parse(text)
-	if err != nil {
-		return zero, d.fail(n.Line, path, "%v", err)
-	}
-	return v, nil
+	return yamlfile.ScalarAs(&d.Decoder, n, path, shape, parse)
 }
 
 // value is a field setter that reads one value into dst.
 func value[T any](d *decoder, dst *T, shape string, parse func(string) (T, error)) func(*yaml.Node, string) error {
-	return func(n *yaml.Node, path string) error {
-		v, err := scalarAs(d, n, path, shape, parse)
-		if err == nil {
-			*dst = v
-		}
-		return err
-	}
+	return yamlfile.Value(&d.Decoder, dst, shape, parse)
 }
 
 // values is a field setter that reads a list of single values into dst;
@@ -159,12 +79,7 @@ func values[T any](d *decoder, dst *[]T, shape string, parse func(string) (T, er
 		if n.Kind == yaml.ScalarNode && !yamlfile.IsNull(n) {
 			n = &yaml.Node{Kind: yaml.SequenceNode, Line: n.Line, Content: []*yaml.Node{n}}
 		}
-		list := []T{}
-		err := d.each(n, path, "a list such as ["+shape+"]", func(item *yaml.Node, sub string) error {
-			v, err := scalarAs(d, item, sub, shape, parse)
-			list = append(list, v)
-			return err
-		})
+		list, err := yamlfile.List(&d.Decoder, n, path, "a list such as ["+shape+"]", shape, parse)
 		switch {
 		case err != nil:
 			return err
@@ -214,7 +129,7 @@ func (d *decoder) upf(n *yaml.Node, path string, u *UPF) error {
 	if err != nil {
 		return err
 	}
-	if u.Command != "" && d.src.Line(yamlfile.KeyPath(path, "kind")) == 0 {
+	if u.Command != "" && d.Src.Line(yamlfile.KeyPath(path, "kind")) == 0 {
 		u.Kind = UPFCommand // a command says what kind it is
 	}
 	if configNode == nil || yamlfile.IsNull(configNode) {
@@ -254,14 +169,14 @@ func (d *decoder) noteLines(n *yaml.Node, path string) error {
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			sub := yamlfile.KeyPath(path, n.Content[i].Value)
-			d.src.Lines[sub] = n.Content[i].Line
+			d.Src.Lines[sub] = n.Content[i].Line
 			if err := d.noteLines(n.Content[i+1], sub); err != nil {
 				return err
 			}
 		}
 	case yaml.SequenceNode:
 		for i, item := range n.Content {
-			sub := d.src.Item(path, i, item)
+			sub := d.Src.Item(path, i, item)
 			if err := d.noteLines(item, sub); err != nil {
 				return err
 			}
@@ -309,7 +224,7 @@ func (d *decoder) step(n *yaml.Node, path string) (*Step, error) {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if n.Content[i].Value == "kind" {
 			kindNode = n.Content[i+1]
-			d.src.Lines[kindPath] = n.Content[i].Line
+			d.Src.Lines[kindPath] = n.Content[i].Line
 			break
 		}
 	}

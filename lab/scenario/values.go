@@ -1,7 +1,6 @@
 package scenario
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -73,7 +72,7 @@ func parseSize(s string) (Size, error) {
 	if strings.EqualFold(s, "imix") {
 		return Size{IMIX: true}, nil
 	}
-	if !isDigits(s) {
+	if _, ok := yamlfile.Number(s, false); !ok {
 		return Size{}, fmt.Errorf("%s is not a size; want payload bytes from %d to %d, e.g. 64 or 1400, or imix",
 			yamlfile.Quote(s), MinPayload, MaxPayload)
 	}
@@ -96,9 +95,10 @@ func parsePingPayload(s string) (int, error) {
 // payloadIn reads a payload size from least to MaxPayload bytes; why says
 // where the bounds come from.
 func payloadIn(s string, least int, why string) (int, error) {
-	n, err := strconv.Atoi(s)
+	digits, ok := yamlfile.Number(s, false)
+	n, err := strconv.Atoi(digits)
 	switch {
-	case err != nil && !errors.Is(err, strconv.ErrRange):
+	case !ok:
 		return 0, fmt.Errorf("%s is not a size; want payload bytes from %d to %d, e.g. 64 or 1400", yamlfile.Quote(s), least, MaxPayload)
 	case err != nil || n < least || n > MaxPayload:
 		return 0, fmt.Errorf("%s bytes is out of range; want %d to %d (%s)", s, least, MaxPayload, why)
@@ -148,16 +148,18 @@ func withPrefix(v float64, unit string) string {
 	return strconv.FormatFloat(v, 'f', -1, 64) + unit
 }
 
-// rateUnits are the units a rate may carry, lower-cased, and what each is
-// worth in packets or bits per second.
-var rateUnits = []struct {
-	unit     string
-	exponent string // of ten, so that 1522.2kbps reads as exactly 1522200
-	bits     bool
-}{
-	{"pps", "0", false}, {"kpps", "3", false}, {"mpps", "6", false},
-	{"bps", "0", true}, {"kbps", "3", true}, {"mbps", "6", true}, {"gbps", "9", true},
-	{"bit/s", "0", true}, {"kbit/s", "3", true}, {"mbit/s", "6", true}, {"gbit/s", "9", true},
+// packetRateUnits are the units of a packet rate, lower-cased, and the
+// power of ten each is worth; bit rates take yamlfile's units.
+var packetRateUnits = map[string]int{"pps": 0, "kpps": 3, "mpps": 6}
+
+// rateExponent is the power of ten unit is worth, and whether it counts
+// bits or packets.
+func rateExponent(unit string) (exponent int, bits, known bool) {
+	if e, ok := packetRateUnits[strings.ToLower(unit)]; ok {
+		return e, false, true
+	}
+	exponent, known = yamlfile.BitRateExponent(unit)
+	return exponent, true, known
 }
 
 // parseRateAs returns a parser of rates whose hint ends with flatOut, the
@@ -177,31 +179,28 @@ func parseRateAs(flatOut string) func(string) (Rate, error) {
 
 // parseFixedRate reads a number and a unit: 1Mpps, 500kpps, 2Gbps.
 func parseFixedRate(s string) (Rate, error) {
-	number, unit := splitUnit(s)
+	text, unit := splitUnit(s)
+	number, isNumber := yamlfile.Number(text, true)
+	exponent, bits, known := rateExponent(unit)
 	hint := fmt.Errorf("%s is not a rate; want e.g. 1Mpps, 500kpps, 2Gbps", yamlfile.Quote(s))
-	if _, err := strconv.ParseFloat(number, 64); err != nil {
+	switch {
+	case !isNumber:
+		return Rate{}, hint
+	case unit == "":
+		return Rate{}, fmt.Errorf("%s has no unit; want e.g. %skpps or %sMbps", yamlfile.Quote(s), text, text)
+	case !known:
 		return Rate{}, hint
 	}
-	for _, u := range rateUnits {
-		if !strings.EqualFold(unit, u.unit) {
-			continue
-		}
-		v, err := strconv.ParseFloat(number+"e"+u.exponent, 64)
-		if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
-			return Rate{}, hint
-		}
-		if v <= 0 {
-			return Rate{}, fmt.Errorf("%s is not above 0; want e.g. 1Mpps, 500kpps, 2Gbps", yamlfile.Quote(s))
-		}
-		if u.bits {
-			return Rate{BPS: v}, nil
-		}
-		return Rate{PPS: v}, nil
+	v, err := strconv.ParseFloat(number+"e"+strconv.Itoa(exponent), 64)
+	switch {
+	case err != nil || math.IsInf(v, 0):
+		return Rate{}, hint
+	case v <= 0:
+		return Rate{}, fmt.Errorf("%s is not above 0; want e.g. 1Mpps, 500kpps, 2Gbps", yamlfile.Quote(s))
+	case bits:
+		return Rate{BPS: v}, nil
 	}
-	if unit == "" {
-		return Rate{}, fmt.Errorf("%s has no unit; want e.g. %skpps or %sMbps", yamlfile.Quote(s), number, number)
-	}
-	return Rate{}, hint
+	return Rate{PPS: v}, nil
 }
 
 // parseBitRate reads a rate in bits per second, for the subscriber model.
@@ -217,16 +216,7 @@ func parseBitRate(s string) (Rate, error) {
 }
 
 // splitUnit cuts "1.5 Mpps" into "1.5" and "Mpps".
-func splitUnit(s string) (number, unit string) {
-	s = strings.TrimSpace(s)
-	i := strings.IndexFunc(s, func(r rune) bool {
-		return (r < '0' || r > '9') && r != '.' && r != '-' && r != '+'
-	})
-	if i < 0 {
-		return s, ""
-	}
-	return strings.TrimSpace(s[:i]), strings.TrimSpace(s[i:])
-}
+func splitUnit(s string) (number, unit string) { return yamlfile.SplitUnit(s) }
 
 // parsePercent reads a loss tolerance: "0", "0%" or "0.5%".
 var parsePercent = percentage("e.g. 0% (the non-drop rate) or 0.5% (a partial-drop rate)")
@@ -253,16 +243,11 @@ func percentage(examples string) func(string) (float64, error) {
 
 // parseDuration reads a positive Go duration ("2s", "500ms", "1m30s").
 func parseDuration(s string) (time.Duration, error) {
-	d, err := time.ParseDuration(s)
-	switch {
-	case err == nil && d > 0:
-		return d, nil
-	case err == nil:
+	d, err := yamlfile.ParseDuration("2s")(s)
+	if err == nil && d <= 0 {
 		return 0, fmt.Errorf("%s is not above 0; want a duration such as 2s or 500ms", yamlfile.Quote(s))
-	case isDigits(s):
-		return 0, fmt.Errorf("%s has no unit; write it with one, e.g. %ss or %sms", yamlfile.Quote(s), s, s)
 	}
-	return 0, fmt.Errorf("%s is not a duration; write a number and a unit (ms, s, m or h), e.g. 2s", yamlfile.Quote(s))
+	return d, err
 }
 
 // parseInterval is parseDuration that also takes 0: send the next packet
@@ -277,20 +262,9 @@ func parseInterval(s string) (time.Duration, error) {
 // countRange is the span of a whole-number key, both ends included.
 type countRange struct{ min, max int }
 
-func (r countRange) String() string { return fmt.Sprintf("%d to %d", r.min, r.max) }
-
 // parseCount returns a parser of whole numbers in r.
 func parseCount(r countRange) func(string) (int, error) {
-	return func(s string) (int, error) {
-		n, err := strconv.Atoi(strings.ReplaceAll(s, "_", ""))
-		switch {
-		case errors.Is(err, strconv.ErrRange) || err == nil && (n < r.min || n > r.max):
-			return 0, fmt.Errorf("%s is out of range; want %s", yamlfile.Quote(s), r)
-		case err != nil:
-			return 0, fmt.Errorf("%s is not a whole number; want %s", yamlfile.Quote(s), r)
-		}
-		return n, nil
-	}
+	return yamlfile.ParseCount(yamlfile.Range{Min: r.min, Max: r.max})
 }
 
 // parsePPS reads a packet rate as a plain number, for the subscriber model.
@@ -304,14 +278,7 @@ func parsePPS(s string) (float64, error) {
 
 // oneOf returns a parser that takes one of words, as written.
 func oneOf(what string, words ...string) func(string) (string, error) {
-	return func(s string) (string, error) {
-		for _, w := range words {
-			if s == w {
-				return s, nil
-			}
-		}
-		return "", fmt.Errorf("%s is not %s; want %s", yamlfile.Quote(s), what, yamlfile.OrList(words))
-	}
+	return yamlfile.OneOf(what, words...)
 }
 
 // parseName reads a name used in paths and namespaces: letters, digits,
@@ -343,8 +310,4 @@ func parseText(s string) (string, error) {
 		return "", fmt.Errorf("spans lines; keep it on one")
 	}
 	return s, nil
-}
-
-func isDigits(s string) bool {
-	return s != "" && strings.Trim(s, "0123456789") == ""
 }

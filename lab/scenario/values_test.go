@@ -1,9 +1,13 @@
 package scenario
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/sluice-upf/sluice/internal/config"
 )
 
 func TestParseRate(t *testing.T) {
@@ -88,5 +92,33 @@ func TestOutputsDir(t *testing.T) {
 	at := time.Date(2026, 11, 22, 10, 4, 5, 0, time.Local)
 	if got := o.Dir("default", at); got != "upflab-results/default-20261122-100405" {
 		t.Errorf("Dir = %q", got)
+	}
+}
+
+// TestOneValueKit checks that a scenario and the upfd.yaml inside it read
+// numbers, durations and booleans by the same rules: the same values are
+// taken, and the same values refused with the same words.
+func TestOneValueKit(t *testing.T) {
+	const steps = "steps:\n  - kind: ping\n"
+	s := mustParse(t, "sessions: {count: 100_000}\nupf:\n  config: {max_sessions: 100_000}\n"+steps)
+	c, err := config.Parse("", s.UPF.Config)
+	if err != nil || s.Sessions.Count != 100_000 || c.MaxSessions != 100_000 {
+		t.Fatalf("100_000: scenario read %d, upfd.yaml %d, %v", s.Sessions.Count, c.MaxSessions, err)
+	}
+	for _, tc := range []struct{ scenarioKey, configKey, value, want string }{
+		{"sessions: {count: %s}", "max_sessions: %s", "_100", `"_100" is not a whole number; want 1 to `},
+		{"sessions: {count: %s}", "max_sessions: %s", "1__000", `"1__000" is not a whole number; want 1 to `},
+		{"sessions: {count: %s}", "max_sessions: %s", "1e5", `"1e5" is not a whole number; want 1 to `},
+		{"upf: {startup: %s}", "pfcp: {t1: %s}", "5", `"5" has no unit; write it with one, e.g. 5s or 5ms`},
+		{"upf: {startup: %s}", "pfcp: {t1: %s}", "1d", `"1d" is not a duration; write a number and a unit (ns, us, ms, s, m or h), e.g. `},
+		{"reference: %s", "state_fsync: %s", "yes", `"yes" is not true or false`},
+	} {
+		_, scenarioErr := Parse("scenario.yaml", []byte(fmt.Sprintf(tc.scenarioKey, tc.value)+"\n"+steps))
+		_, configErr := config.Parse("upfd.yaml", []byte(fmt.Sprintf(tc.configKey, tc.value)+"\n"))
+		for _, err := range []error{scenarioErr, configErr} {
+			if err == nil || !strings.Contains(err.Error(), ": "+tc.want) {
+				t.Errorf("%s: got %v; want ...%s...", tc.value, err, tc.want)
+			}
+		}
 	}
 }

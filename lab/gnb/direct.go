@@ -61,7 +61,7 @@ func (g *GNB) Use(p Path) error {
 func (g *GNB) addDirect() error {
 	ue, dn := g.ns, g.lab.DN
 	mtu := strconv.Itoa(MTU)
-	err := ipAll([][]string{
+	err := topo.IPAll([][]string{
 		{"-n", ue, "link", "add", DevDirect, "address", MACDirectUE.String(), "mtu", mtu,
 			"type", "veth", "peer", "name", DevDirect, "address", MACDirectDN.String(), "mtu", mtu, "netns", dn},
 		{"-n", ue, "link", "set", DevDirect, "addrgenmode", "none"},
@@ -109,7 +109,7 @@ func (g *GNB) removeDirect() error {
 		return nil
 	}
 	g.direct = false
-	if err := ip("-n", g.ns, "link", "del", DevDirect); err != nil {
+	if _, err := topo.IP("-n", g.ns, "link", "del", DevDirect); err != nil {
 		return fmt.Errorf("gnb: remove the direct link: %w", err)
 	}
 	return nil

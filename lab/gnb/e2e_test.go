@@ -388,7 +388,7 @@ func TestPrivilegedRealUEsThroughUPFD(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, feature := range []string{"tx-checksumming", "generic-receive-offload"} {
-			if on, err := offloadOn(lab.DN, topo.DevN6, feature); err != nil || !on {
+			if on, err := topo.OffloadOn(lab.DN, topo.DevN6, feature); err != nil || !on {
 				t.Errorf("the DN's n6: %s %v (%v), want on again", feature, on, err)
 			}
 		}

@@ -146,12 +146,14 @@ func Down(lab string) error {
 	var errs []error
 	ns := Namespace(lab)
 	if _, err := os.Stat(filepath.Join(netns.Dir, ns)); err == nil {
-		errs = append(errs, ip("netns", "del", ns)) // ue0 goes with it, and gnbue, its peer
+		_, err := topo.IP("netns", "del", ns) // ue0 goes with it, and gnbue, its peer
+		errs = append(errs, err)
 	}
 	gnbNS := topo.NamesOf(lab).GNB
 	if _, err := os.Stat(filepath.Join(netns.Dir, gnbNS)); err == nil {
 		if netns.Do(gnbNS, func() error { _, err := net.InterfaceByName(DevGNBUE); return err }) == nil {
-			errs = append(errs, ip("-n", gnbNS, "link", "del", DevGNBUE))
+			_, err := topo.IP("-n", gnbNS, "link", "del", DevGNBUE)
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)

@@ -8,10 +8,12 @@ import (
 	"net/netip"
 	"os/exec"
 	"strings"
+
+	"github.com/sluice-upf/sluice/lab/topo"
 )
 
 // command runs a program and returns what it printed; an error carries the
-// command line and what it said.
+// command line and what it said. ip itself is topo.IP.
 func command(name string, args ...string) ([]byte, error) {
 	out, err := exec.Command(name, args...).Output()
 	if err == nil {
@@ -26,22 +28,6 @@ func command(name string, args ...string) ([]byte, error) {
 		said = "install it (scripts/deps.sh does)"
 	}
 	return nil, fmt.Errorf("%s %s: %v: %s", name, strings.Join(args, " "), err, said)
-}
-
-// ip runs iproute2's ip.
-func ip(args ...string) error {
-	_, err := command("ip", args...)
-	return err
-}
-
-// ipAll runs each ip command in turn, stopping at the first that fails.
-func ipAll(cmds [][]string) error {
-	for _, c := range cmds {
-		if err := ip(c...); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // ipBatch runs many ip commands in namespace ns at once (ip -batch): a
@@ -60,22 +46,7 @@ func ipBatch(ns string, lines []string) error {
 
 // ethtool runs ethtool on dev in namespace ns.
 func ethtool(ns string, args ...string) ([]byte, error) {
-	return command("ip", append([]string{"netns", "exec", ns, "ethtool"}, args...)...)
-}
-
-// offloadOn says whether an offload feature of dev in ns is on, as
-// `ethtool -k dev` names it: tx-checksumming, generic-receive-offload.
-func offloadOn(ns, dev, feature string) (bool, error) {
-	out, err := ethtool(ns, "-k", dev)
-	if err != nil {
-		return false, err
-	}
-	for _, l := range strings.Split(string(out), "\n") {
-		if v, ok := strings.CutPrefix(l, feature+":"); ok {
-			return strings.HasPrefix(strings.TrimSpace(v), "on"), nil
-		}
-	}
-	return false, fmt.Errorf("ethtool -k %s in %s: no %s", dev, ns, feature)
+	return topo.IP(append([]string{"netns", "exec", ns, "ethtool"}, args...)...)
 }
 
 // setOffloads sets features of dev in ns, as `ethtool -K dev tx off ...`.
@@ -87,7 +58,7 @@ func setOffloads(ns, dev string, features ...string) error {
 // neighbour is the MAC of addr on dev in namespace ns, as its neighbour
 // table has it.
 func neighbour(ns, dev string, addr netip.Addr) (net.HardwareAddr, error) {
-	out, err := command("ip", "-n", ns, "-j", "neigh", "show", addr.String(), "dev", dev)
+	out, err := topo.IP("-n", ns, "-j", "neigh", "show", addr.String(), "dev", dev)
 	if err != nil {
 		return nil, err
 	}

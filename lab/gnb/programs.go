@@ -170,10 +170,10 @@ func (g *GNB) Attach() (err error) {
 	}
 	// TX checksums off (see ue.go); GRO off, as on the direct link, so
 	// that the tunnel and the ceiling have the DN's stack alike.
-	if a.dnTxOn, err = offloadOn(g.lab.DN, topo.DevN6, "tx-checksumming"); err != nil {
+	if a.dnTxOn, err = topo.OffloadOn(g.lab.DN, topo.DevN6, "tx-checksumming"); err != nil {
 		return fmt.Errorf("gnb: %w", err)
 	}
-	if a.dnGROOn, err = offloadOn(g.lab.DN, topo.DevN6, "generic-receive-offload"); err != nil {
+	if a.dnGROOn, err = topo.OffloadOn(g.lab.DN, topo.DevN6, "generic-receive-offload"); err != nil {
 		return fmt.Errorf("gnb: %w", err)
 	}
 	if err := setOffloads(g.lab.DN, topo.DevN6, "tx", "off", "gro", "off"); err != nil {

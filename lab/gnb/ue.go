@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/sluice-upf/sluice/internal/netns"
+	"github.com/sluice-upf/sluice/lab/topo"
 )
 
 // The UEs' next hops: link-local, never in a packet, each the key of a
@@ -34,7 +35,7 @@ func (g *GNB) build() error {
 	ue, gnb := g.ns, g.lab.GNB
 	q := strconv.Itoa(max(g.lab.Queues, 1))
 	mtu := strconv.Itoa(MTU)
-	err := ipAll([][]string{
+	err := topo.IPAll([][]string{
 		{"netns", "add", ue},
 		{"-n", ue, "link", "set", "lo", "up"},
 		// made in the gNB's namespace, its peer straight in the UEs', so

@@ -8,9 +8,9 @@ import (
 	"strings"
 )
 
-// ip runs iproute2's ip and returns what it printed. An error carries the
+// IP runs iproute2's ip and returns what it printed. An error carries the
 // command line, what ip said and, where it is clear, what to do.
-func ip(args ...string) ([]byte, error) {
+func IP(args ...string) ([]byte, error) {
 	out, err := exec.Command("ip", args...).Output()
 	if err == nil {
 		return out, nil
@@ -34,7 +34,7 @@ func ip(args ...string) ([]byte, error) {
 
 // ipJSON runs ip with -j and decodes what it printed into v.
 func ipJSON(v any, args ...string) error {
-	out, err := ip(append([]string{"-j"}, args...)...)
+	out, err := IP(append([]string{"-j"}, args...)...)
 	if err != nil {
 		return err
 	}
@@ -47,10 +47,10 @@ func ipJSON(v any, args ...string) error {
 	return nil
 }
 
-// ipAll runs each command in turn, stopping at the first that fails.
-func ipAll(cmds [][]string) error {
+// IPAll runs each command in turn, stopping at the first that fails.
+func IPAll(cmds [][]string) error {
 	for _, c := range cmds {
-		if _, err := ip(c...); err != nil {
+		if _, err := IP(c...); err != nil {
 			return err
 		}
 	}

@@ -48,7 +48,7 @@ func Show(name string) ([]Device, error) {
 				continue
 			}
 			if k.Name != "lo" {
-				if d.GRO, err = groOn(ns, k.Name); err != nil {
+				if d.GRO, err = OffloadOn(ns, k.Name, "generic-receive-offload"); err != nil {
 					return nil, err
 				}
 			}

@@ -154,7 +154,7 @@ func (l Lab) deviations() ([]string, error) {
 		}
 	}
 	for _, ns := range l.routers() {
-		out, err := ip("netns", "exec", ns, "sysctl", "-n", "net.ipv4.conf.all.forwarding", "net.ipv6.conf.all.forwarding")
+		out, err := IP("netns", "exec", ns, "sysctl", "-n", "net.ipv4.conf.all.forwarding", "net.ipv6.conf.all.forwarding")
 		if err != nil {
 			return nil, err
 		}
@@ -206,18 +206,19 @@ func endDeviations(e end, dev string, states map[string]nsState) []string {
 	return off
 }
 
-// groOn says whether dev in ns has GRO on, as ethtool -k shows it.
-func groOn(ns, dev string) (bool, error) {
-	out, err := ip("netns", "exec", ns, "ethtool", "-k", dev)
+// OffloadOn says whether an offload feature of dev in ns is on, as
+// ethtool -k names it: generic-receive-offload, tx-checksumming.
+func OffloadOn(ns, dev, feature string) (bool, error) {
+	out, err := IP("netns", "exec", ns, "ethtool", "-k", dev)
 	if err != nil {
 		return false, fmt.Errorf("topo: read the features of %s/%s: %w", ns, dev, err)
 	}
 	for _, line := range strings.Split(string(out), "\n") {
-		if v, ok := strings.CutPrefix(line, "generic-receive-offload: "); ok {
-			return strings.HasPrefix(v, "on"), nil
+		if v, ok := strings.CutPrefix(line, feature+":"); ok {
+			return strings.HasPrefix(strings.TrimSpace(v), "on"), nil
 		}
 	}
-	return false, fmt.Errorf("topo: ethtool -k %s in %s does not say whether GRO is on", dev, ns)
+	return false, fmt.Errorf("topo: ethtool -k %s in %s does not say whether %s is on", dev, ns, feature)
 }
 
 func (n neighbour) matches(e ipNeigh) bool {

@@ -56,7 +56,7 @@ func Up(o Options) (Lab, error) {
 	if err := Down(l.Name); err != nil {
 		return Lab{}, err
 	}
-	if err := ipAll(l.buildCommands()); err != nil {
+	if err := IPAll(l.buildCommands()); err != nil {
 		return Lab{}, errors.Join(fmt.Errorf("topo: build lab %s: %w", l.Name, err), Down(l.Name))
 	}
 	// The build said nothing failed; check that it made what the plan says.
@@ -85,7 +85,7 @@ func Down(name string) error {
 		if !exists(ns) {
 			continue
 		}
-		if _, err := ip("netns", "del", ns); err != nil {
+		if _, err := IP("netns", "del", ns); err != nil {
 			errs = append(errs, fmt.Errorf("topo: remove namespace %s: %w", ns, err))
 		}
 	}

@@ -246,7 +246,7 @@ func TestPrivilegedCrashHalfWay(t *testing.T) {
 	}
 	cmds := l.buildCommands()
 	for _, k := range []int{1, 5, len(cmds) / 2, len(cmds) - 1} {
-		if err := ipAll(cmds[:k]); err != nil {
+		if err := IPAll(cmds[:k]); err != nil {
 			t.Fatalf("first %d commands: %v", k, err)
 		}
 		if err := Down(name); err != nil {
@@ -255,7 +255,7 @@ func TestPrivilegedCrashHalfWay(t *testing.T) {
 		if left := testNamespaces(name[len(testPrefix):] + "-"); left != nil {
 			t.Fatalf("down after %d commands left %v", k, left)
 		}
-		if err := ipAll(cmds[:k]); err != nil {
+		if err := IPAll(cmds[:k]); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := Up(Options{Name: name, N9: true}); err != nil {
@@ -345,7 +345,7 @@ func routes(t *testing.T, ns string) []string {
 // ipLines are the lines ip prints, trimmed.
 func ipLines(t *testing.T, args ...string) []string {
 	t.Helper()
-	out, err := ip(args...)
+	out, err := IP(args...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -217,3 +217,22 @@ func offeredText(kpps float64) string {
 	}
 	return f2(kpps)
 }
+
+// stepTables writes a Markdown table per step of run that tableOf gives
+// rows for, under the step's number, name and setup, and below them all
+// the notes, numbered from 1: stepTablesText's Markdown.
+func stepTables(b *strings.Builder, run *Run, tableOf func(Step) *table, notes ...string) {
+	for i, s := range run.Steps {
+		if t := tableOf(s); len(t.rows) > 0 {
+			fmt.Fprintf(b, "**%d. %s**: %s\n\n", i+1, cell(s.Name), cell(s.Setup))
+			t.write(b)
+		}
+	}
+	if b.Len() == 0 {
+		return
+	}
+	for i, n := range notes {
+		fmt.Fprintf(b, "%d. %s\n", i+1, n)
+	}
+	b.WriteString("\n")
+}

@@ -33,15 +33,7 @@ func (r *Run) AddSubscribers(h Header, loads ...SubscriberLoad) {
 
 // section gives each subscribers step the columns of seed 003's Table II.
 func (subscribersKind) section(b *strings.Builder, run *Run) {
-	for i, s := range run.Steps {
-		if len(s.Subscribers) > 0 {
-			fmt.Fprintf(b, "**%d. %s**: %s\n\n", i+1, cell(s.Name), cell(s.Setup))
-			subscribersTable(s).write(b)
-		}
-	}
-	if b.Len() > 0 {
-		fmt.Fprintf(b, "1. %s\n2. %s\n3. %s\n\n", sentNote, cpuNote, ratioNote)
-	}
+	stepTables(b, run, subscribersTable, sentNote, cpuNote, ratioNote)
 }
 
 func (subscribersKind) text(b *strings.Builder, run *Run) {

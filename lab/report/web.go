@@ -69,15 +69,7 @@ const (
 )
 
 func (webKind) section(b *strings.Builder, run *Run) {
-	for i, s := range run.Steps {
-		if len(s.Web) > 0 {
-			fmt.Fprintf(b, "**%d. %s**: %s\n\n", i+1, cell(s.Name), cell(s.Setup))
-			webTable(s).write(b)
-		}
-	}
-	if b.Len() > 0 {
-		fmt.Fprintf(b, "1. %s\n2. %s\n3. %s\n4. %s\n\n", webSpeedNote, webOfferNote, webFetchNote, webRetxNote)
-	}
+	stepTables(b, run, webTable, webSpeedNote, webOfferNote, webFetchNote, webRetxNote)
 }
 
 func (webKind) text(b *strings.Builder, run *Run) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluice-upf/sluice/internal/journal"
+	"github.com/sluice-upf/sluice/internal/saved"
 )
 
 // The writer goroutine knows where each entity's last change lies in the
@@ -17,8 +18,8 @@ import (
 // loop, which goes on serving. Only a journal that failed (behind) needs
 // the whole state from the serve loop.
 
-// span is where an entity's last change lies in the journal: its JSON
-// object, n bytes at off. A response's also says when it expires, Unix
+// span is where an entity's last change lies in the journal: its
+// encoding, n bytes at off. A response's also says when it expires, Unix
 // ns: a compaction after that leaves it out.
 type span struct {
 	off     int64
@@ -117,7 +118,7 @@ func (k *keeper) changesOf(cs []change) func(*snapshot) error {
 	return func(w *snapshot) error {
 		var b []byte
 		for _, c := range cs {
-			b = appendChange(b[:0], c)
+			b = saved.Append(b[:0], c)
 			if err := w.put(entityKey{c.Kind, c.Key}, expiresOf(c), b); err != nil {
 				return err
 			}
@@ -142,12 +143,10 @@ type entitySpan struct {
 	sp  span
 }
 
-// put adds one change, its JSON in b (copied).
+// put adds one change, its encoding in b (copied).
 func (w *snapshot) put(key entityKey, expires int64, b []byte) error {
 	if len(w.pending) == 0 {
-		w.payload = append(w.payload[:0], '[')
-	} else {
-		w.payload = append(w.payload, ',')
+		w.payload = w.payload[:0]
 	}
 	w.pending = append(w.pending, entitySpan{key, span{int64(len(w.payload)), len(b), expires}})
 	w.payload = append(w.payload, b...)
@@ -162,7 +161,6 @@ func (w *snapshot) flush() error {
 	if len(w.pending) == 0 {
 		return nil
 	}
-	w.payload = append(w.payload, ']')
 	if err := w.add(w.payload); err != nil {
 		return err
 	}

@@ -1,18 +1,18 @@
 package pfcp
 
 import (
-	"encoding/json"
-	"fmt"
 	"maps"
 	"net/netip"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/wmnsk/go-pfcp/message"
 
 	"github.com/sluice-upf/sluice/internal/report"
 	"github.com/sluice-upf/sluice/internal/rules"
+	"github.com/sluice-upf/sluice/internal/saved"
 	"github.com/sluice-upf/sluice/internal/session"
 )
 
@@ -31,9 +31,11 @@ import (
 // saved apart, so that the journal writes only those that changed: a
 // record is a list of changes, and the last change of an entity wins.
 
-// stateVersion changes when the saved form does: a journal of another
-// version is not read. 6: the journal of entities.
-const stateVersion = 6
+// stateVersion changes when the journal's form does: a journal of
+// another version is not read. 6: the journal of entities; 7: in the
+// saved package's binary encoding (a record of JSON is version 6 or older).
+// A change to a saved type changes the header's Layout instead.
+const stateVersion = 7
 
 // Kinds of entity.
 const (
@@ -55,20 +57,29 @@ const (
 // copy, or immutable, never what the serve loop goes on changing.
 type change struct {
 	Kind, Key string
-	Val       any
+	Val       any // saved as the encoding of its value, in a blob
 }
 
 // readChange is a change as a journal gives it back.
 type readChange struct {
-	Kind string          `json:"k"`
-	Key  string          `json:"i"`
-	Val  json.RawMessage `json:"v"`
+	Kind, Key string
+	Val       saved.Raw
 }
 
 type stateHeader struct {
 	Version  int
 	Datapath string // datapath.Identity of the maps the state describes
+	Layout   string // saved.Layout of the saved types: another is not read
 }
+
+// savedTypes are every type the state saves, each part's own included:
+// their declarations make the header's Layout.
+func savedTypes() []any {
+	own := []any{savedServer{}, savedAssociation{}, savedKept{}, savedResponse{}, savedRequest{}}
+	return slices.Concat(own, session.SavedTypes(), rules.SavedTypes(), report.SavedTypes())
+}
+
+var layout = sync.OnceValue(func() string { return saved.Layout(savedTypes()...) })
 
 // savedServer is the server's own state.
 type savedServer struct {
@@ -108,105 +119,34 @@ type savedRequest struct {
 	Seq   uint32
 	B     []byte
 	Sent  int
-	Usage *sentUsage `json:",omitempty"` // what a usage report carries, to go back into the meters if unanswered
+	Usage *sentUsage // what a usage report carries, to go back into the meters if unanswered
 }
 
 // sessionParts is a session as each part of upfd keeps it: the store's
 // rules, the compiler's slots, the meters; each saves its own.
 type sessionParts struct {
-	Store  any `json:"s"`
-	Rules  any `json:"r,omitempty"`
-	Meters any `json:"m,omitempty"`
+	Store, Rules, Meters any
 }
 
 // savedSession is sessionParts read back.
 type savedSession struct {
-	Store  json.RawMessage `json:"s"`
-	Rules  json.RawMessage `json:"r"`
-	Meters json.RawMessage `json:"m"`
-}
-
-func toJSON(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(fmt.Sprintf("pfcp: save %T: %v", v, err)) // our own types: a bug
-	}
-	return b
+	Store, Rules, Meters saved.Raw
 }
 
 func set(kind, key string, v any) change { return change{kind, key, v} }
 
-// record appends to b the JSON of a list of changes, as a journal record
-// holds it, each a readChange; placed, if not nil, is told where each
+// record appends to b a journal record of a list of changes: their
+// encodings, one after the other; placed, if not nil, is told where each
 // lies in it.
 func record(b []byte, cs []change, placed func(c change, start, n int)) []byte {
-	a := newJSONAppender(append(b, '['))
-	for i, c := range cs {
-		if i > 0 {
-			a.b = append(a.b, ',')
-		}
-		start := len(a.b)
-		a.change(c)
+	for _, c := range cs {
+		start := len(b)
+		b = saved.Append(b, c)
 		if placed != nil {
-			placed(c, start, len(a.b)-start)
+			placed(c, start, len(b)-start)
 		}
 	}
-	return append(a.b, ']')
-}
-
-// appendChange appends the JSON of one change.
-func appendChange(b []byte, c change) []byte {
-	a := newJSONAppender(b)
-	a.change(c)
-	return a.b
-}
-
-// jsonAppender appends JSON to b. Values go through an Encoder, which
-// copies what it made in its pooled buffer into b: a record costs no
-// allocation but b's growth, where json.Marshal would allocate each value.
-type jsonAppender struct {
-	b   []byte
-	enc *json.Encoder
-}
-
-func newJSONAppender(b []byte) *jsonAppender {
-	a := &jsonAppender{b: b}
-	a.enc = json.NewEncoder(a)
-	return a
-}
-
-func (a *jsonAppender) Write(p []byte) (int, error) {
-	a.b = append(a.b, p...)
-	return len(p), nil
-}
-
-func (a *jsonAppender) change(c change) {
-	a.b = append(a.b, `{"k":`...)
-	a.b = appendString(a.b, c.Kind)
-	if c.Key != "" {
-		a.b = append(a.b, `,"i":`...)
-		a.b = appendString(a.b, c.Key)
-	}
-	if c.Val != nil {
-		a.b = append(a.b, `,"v":`...)
-		if err := a.enc.Encode(c.Val); err != nil {
-			panic(fmt.Sprintf("pfcp: save %T: %v", c.Val, err)) // our own types: a bug
-		}
-		a.b = a.b[:len(a.b)-1] // the newline Encode ends with
-	}
-	a.b = append(a.b, '}')
-}
-
-// appendString appends s as a JSON string.
-func appendString(b []byte, s string) []byte {
-	for i := range len(s) {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
-			return append(b, toJSON(s)...) // the rare name that needs escaping
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
+	return b
 }
 
 func gone(kind, key string) change { return change{Kind: kind, Key: key} }
@@ -294,7 +234,7 @@ func (s *Server) listChange(key any) change {
 // order (sessions and lists aside, which come in map order).
 func (s *Server) entities(identity string, yield func(change) bool) {
 	emit := yield
-	if !emit(set(kindHeader, "", stateHeader{stateVersion, identity})) || !emit(set(kindServer, "", s.server())) ||
+	if !emit(set(kindHeader, "", stateHeader{stateVersion, identity, layout()})) || !emit(set(kindServer, "", s.server())) ||
 		!emit(set(kindStore, "", s.store.SaveGlobals())) {
 		return
 	}

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-upf/sluice/internal/saved"
+
 	"github.com/wmnsk/go-pfcp/ie"
 	"github.com/wmnsk/go-pfcp/message"
 
@@ -256,7 +258,11 @@ func (c *testClock) now() time.Time          { return time.Unix(0, c.ns.Load()).
 func saveLines(srv *Server) ([]string, error) {
 	var lines []string
 	srv.entities("test", func(c change) bool {
-		lines = append(lines, string(toJSON(c)))
+		b, err := json.Marshal(c) // text, to compare and show
+		if err != nil {
+			panic(err)
+		}
+		lines = append(lines, string(b))
 		return true
 	})
 	slices.Sort(lines)
@@ -272,24 +278,29 @@ func stateOf(t *testing.T, srv *Server) *State {
 		cs = append(cs, c)
 		return true
 	})
-	st := &State{entities: map[entityKey]json.RawMessage{}}
+	st := &State{entities: map[entityKey]saved.Raw{}}
 	if err := st.add(record(nil, cs, nil)); err != nil {
 		t.Fatal(err)
 	}
 	return st
 }
 
-// A record, written by hand, is the JSON of its changes: it reads back
-// as them, names that need escaping too.
+// A record, written by hand, is the encoding of its changes: it reads
+// back as them, names that need escaping in JSON too.
 func TestRecordReadsBack(t *testing.T) {
 	server := savedServer{Recovery: time.Unix(1_700_000_000, 0).UTC(), Seq: 7}
 	assoc := savedAssociation{NodeID: "smf.example.org"}
 	in := []change{set(kindServer, "", server), set(kindAssoc, `smf "one"\n`, assoc), gone(kindSession, "1f"), {Kind: kindClosed}}
-	want := []readChange{{kindServer, "", toJSON(server)}, {kindAssoc, `smf "one"\n`, toJSON(assoc)}, {Kind: kindSession, Key: "1f"},
-		{Kind: kindClosed}}
+	want := []readChange{{kindServer, "", saved.Append(nil, server)}, {kindAssoc, `smf "one"\n`, saved.Append(nil, assoc)},
+		{Kind: kindSession, Key: "1f"}, {Kind: kindClosed}}
 	var got []readChange
-	if err := json.Unmarshal(record(nil, in, nil), &got); err != nil {
-		t.Fatalf("%v:\n%s", err, record(nil, in, nil))
+	for b := record(nil, in, nil); len(b) > 0; {
+		var c readChange
+		var err error
+		if b, err = saved.Next(b, &c); err != nil {
+			t.Fatalf("%v:\n%x", err, record(nil, in, nil))
+		}
+		got = append(got, c)
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("read back %+v\nwant %+v", got, want)

@@ -1,7 +1,6 @@
 package pfcp
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -15,6 +14,7 @@ import (
 	"github.com/sluice-upf/sluice/internal/datapath"
 	"github.com/sluice-upf/sluice/internal/journal"
 	"github.com/sluice-upf/sluice/internal/report"
+	"github.com/sluice-upf/sluice/internal/saved"
 )
 
 // A new upfd takes over from the one before: it reads the state from the
@@ -24,7 +24,7 @@ import (
 
 // State is what a journal holds, read back: the last value of each entity.
 type State struct {
-	entities map[entityKey]json.RawMessage
+	entities map[entityKey]saved.Raw
 	header   stateHeader
 	// Clean: the process that wrote it stopped cleanly. If not, it died,
 	// perhaps between a change to the maps and its record (Reconcile).
@@ -39,7 +39,7 @@ type entityKey struct{ kind, key string }
 // error means it cannot be read at all; a journal it opens may still
 // hold no state, or another's (For).
 func OpenState(path string) (*journal.Journal, *State, error) {
-	st := &State{entities: map[entityKey]json.RawMessage{}}
+	st := &State{entities: map[entityKey]saved.Raw{}}
 	j, tail, err := journal.Open(path, st.add)
 	st.Tail = tail
 	return j, st, err
@@ -47,12 +47,17 @@ func OpenState(path string) (*journal.Journal, *State, error) {
 
 // add reads one record: its changes, in order.
 func (st *State) add(payload []byte) error {
-	var cs []readChange
-	if err := json.Unmarshal(payload, &cs); err != nil {
-		return fmt.Errorf("a record that does not read: %w", err)
+	if len(payload) > 0 && payload[0] == '[' { // JSON, an older upfd's (ours begins with a kind's short length): For refuses it
+		st.header = stateHeader{Version: 6}
+		return nil
 	}
 	st.Clean = false
-	for _, c := range cs {
+	for len(payload) > 0 {
+		var c readChange
+		var err error
+		if payload, err = saved.Next(payload, &c); err != nil {
+			return fmt.Errorf("a record that does not read: %w", err)
+		}
 		switch c.Kind {
 		case kindClosed:
 			st.Clean = true
@@ -63,7 +68,7 @@ func (st *State) add(payload []byte) error {
 				}
 			}
 		case kindHeader:
-			if err := json.Unmarshal(c.Val, &st.header); err != nil {
+			if err := saved.Read(c.Val, &st.header); err != nil {
 				return fmt.Errorf("the header: %w", err)
 			}
 		default:
@@ -92,6 +97,8 @@ func (st *State) For(identity string) error {
 		return errors.New("the journal holds no state")
 	case h.Version != stateVersion:
 		return fmt.Errorf("the journal is of version %d, this upfd reads %d", h.Version, stateVersion)
+	case h.Layout != layout():
+		return fmt.Errorf("the journal's saved types are not this upfd's (layout %s; this upfd's is %s)", h.Layout, layout())
 	case h.Datapath != identity:
 		return fmt.Errorf("the journal describes other maps (%s; these are %s)", h.Datapath, identity)
 	}
@@ -110,7 +117,7 @@ func (st *State) Sessions() int {
 }
 
 // of are the values of one kind, in key order.
-func (st *State) of(kind string) []json.RawMessage {
+func (st *State) of(kind string) []saved.Raw {
 	var keys []string
 	for k := range st.entities {
 		if k.kind == kind {
@@ -118,21 +125,21 @@ func (st *State) of(kind string) []json.RawMessage {
 		}
 	}
 	slices.Sort(keys)
-	out := make([]json.RawMessage, len(keys))
+	out := make([]saved.Raw, len(keys))
 	for i, key := range keys {
 		out[i] = st.entities[entityKey{kind, key}]
 	}
 	return out
 }
 
-func (st *State) one(kind string) json.RawMessage { return st.entities[entityKey{kind, ""}] }
+func (st *State) one(kind string) saved.Raw { return st.entities[entityKey{kind, ""}] }
 
 // Restore takes back the state st holds, into a server that has nothing
 // yet, before Serve. Heartbeats start over; reports unanswered are sent
 // again by the first retransmission tick.
 func (s *Server) Restore(st *State) error {
 	var v savedServer
-	if err := json.Unmarshal(st.one(kindServer), &v); err != nil {
+	if err := saved.Read(st.one(kindServer), &v); err != nil {
 		return fmt.Errorf("pfcp: restore: %w", err)
 	}
 	now := s.now()
@@ -157,7 +164,7 @@ func (s *Server) Restore(st *State) error {
 	if err != nil {
 		return fmt.Errorf("pfcp: restore: %w", err)
 	}
-	var stores, slots, meters []json.RawMessage
+	var stores, slots, meters []saved.Raw
 	err = eachOf(st, kindSession, func(x savedSession) {
 		stores = append(stores, x.Store)
 		if x.Rules != nil {
@@ -192,7 +199,7 @@ func (s *Server) restoreKept(st *State) error {
 			continue
 		}
 		var v savedKept
-		if err := json.Unmarshal(raw, &v); err != nil {
+		if err := saved.Read(raw, &v); err != nil {
 			return fmt.Errorf("the usage kept for %s: %w", k.key, err)
 		}
 		ku := keptUsage{recovery: v.Recovery}
@@ -208,7 +215,7 @@ func (s *Server) restoreKept(st *State) error {
 func eachOf[T any](st *State, kind string, f func(T)) error {
 	for _, raw := range st.of(kind) {
 		var v T
-		if err := json.Unmarshal(raw, &v); err != nil {
+		if err := saved.Read(raw, &v); err != nil {
 			return fmt.Errorf("a %s: %w", kind, err)
 		}
 		f(v)

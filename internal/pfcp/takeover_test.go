@@ -3,7 +3,6 @@ package pfcp
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -23,6 +22,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/sluice-upf/sluice/internal/datapath"
+	"github.com/sluice-upf/sluice/internal/saved"
 )
 
 // startKept runs a server that keeps its state in the journal at path, as
@@ -308,7 +308,7 @@ func TestPrivilegedTakeOverAnswersRetransmissionsAsBefore(t *testing.T) {
 func TestPrivilegedJournalCompactsToTheState(t *testing.T) {
 	was := minCompact
 	t.Cleanup(func() { minCompact = was }) // after the server stops: cleanups run last first
-	minCompact = 64 << 10                  // a few dozen sessions
+	minCompact = 16 << 10                  // a few dozen sessions
 	d := loadDatapath(t, 1024)
 	path := filepath.Join(t.TempDir(), "state.journal")
 	srv, _, _ := startKept(t, d, path)
@@ -337,7 +337,7 @@ func TestPrivilegedJournalCompactsToTheState(t *testing.T) {
 	}
 	srv.Do(context.Background(), func() {
 		want := stateOf(t, srv)
-		if read.Sessions() != 15 || !maps.EqualFunc(read.entities, want.entities, func(a, b json.RawMessage) bool { return bytes.Equal(a, b) }) {
+		if read.Sessions() != 15 || !maps.EqualFunc(read.entities, want.entities, func(a, b saved.Raw) bool { return bytes.Equal(a, b) }) {
 			t.Errorf("the compacted journal holds %d entities (%d sessions), the server %d (%d)",
 				len(read.entities), read.Sessions(), len(want.entities), want.Sessions())
 		}

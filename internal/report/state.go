@@ -1,8 +1,9 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
+
+	"github.com/sluice-upf/sluice/internal/saved"
 )
 
 // SaveSession and Restore carry the meters across a restart of upfd that
@@ -16,7 +17,7 @@ type savedMeters struct {
 	Meters []*meter
 }
 
-// SaveSession is a copy of a session's meters, for json.Marshal, on any
+// SaveSession is a copy of a session's meters, for saved.Append, on any
 // goroutine; false if it measures nothing.
 func (m *Meters) SaveSession(seid uint64) (any, bool) {
 	mine, ok := m.sessions[seid]
@@ -32,13 +33,13 @@ func (m *Meters) SaveSession(seid uint64) (any, bool) {
 }
 
 // Restore reads what SaveSession made into Meters that measure nothing yet.
-func (m *Meters) Restore(sessions []json.RawMessage) error {
+func (m *Meters) Restore(sessions []saved.Raw) error {
 	if len(m.sessions) > 0 {
 		return fmt.Errorf("restore into meters of %d sessions", len(m.sessions))
 	}
 	for _, raw := range sessions {
 		var v savedMeters
-		if err := json.Unmarshal(raw, &v); err != nil {
+		if err := saved.Read(raw, &v); err != nil {
 			return fmt.Errorf("restore meters: %w", err)
 		}
 		m.sessions[v.SEID] = v.Meters
@@ -52,3 +53,6 @@ func (m *Meters) Restore(sessions []json.RawMessage) error {
 	}
 	return nil
 }
+
+// SavedTypes are the types this package saves, for the journal's Layout.
+func SavedTypes() []any { return []any{savedMeters{}} }

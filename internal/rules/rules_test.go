@@ -1,12 +1,13 @@
 package rules
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/netip"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/sluice-upf/sluice/internal/saved"
 
 	"github.com/sluice-upf/sluice/internal/datapath"
 	"github.com/sluice-upf/sluice/internal/session"
@@ -126,14 +127,8 @@ func plan(t *testing.T, c *Compiler, s *session.Session) *Plan {
 // restart of upfd, with s as the store's session 7.
 func restored(t *testing.T, c *Compiler, s *session.Session) *Compiler {
 	t.Helper()
-	marshal := func(v any, _ bool) json.RawMessage {
-		b, err := json.Marshal(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
-	var sessions, lists []json.RawMessage
+	marshal := func(v any, _ bool) saved.Raw { return saved.Append(nil, v) }
+	var sessions, lists []saved.Raw
 	for seid := range c.installed {
 		sessions = append(sessions, marshal(c.SaveSession(seid)))
 	}

@@ -1,12 +1,12 @@
 package rules
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/netip"
 	"slices"
 
 	"github.com/sluice-upf/sluice/internal/datapath"
+	"github.com/sluice-upf/sluice/internal/saved"
 	"github.com/sluice-upf/sluice/internal/session"
 )
 
@@ -33,7 +33,7 @@ type savedList struct {
 	listRun
 }
 
-// SaveSession is an installed session's slots, for json.Marshal, on any
+// SaveSession is an installed session's slots, for saved.Append, on any
 // goroutine (kept slots are never changed in place); false if it has
 // installed nothing.
 func (c *Compiler) SaveSession(seid uint64) (any, bool) {
@@ -61,7 +61,7 @@ func ListName(key any) string {
 	return fmt.Sprint(key)
 }
 
-// SaveList is a lookup key's list, for json.Marshal; false if it has none.
+// SaveList is a lookup key's list, for saved.Append; false if it has none.
 func (c *Compiler) SaveList(key any) (any, bool) {
 	l, ok := c.lists[key]
 	if !ok {
@@ -100,14 +100,14 @@ func (c *Compiler) Touched(yield func(key any) bool) {
 // Restore reads what SaveSession and SaveList made into a compiler that
 // has installed nothing yet, and takes every slot held. The sessions are
 // the store's, restored before.
-func (c *Compiler) Restore(sessions, lists []json.RawMessage, get func(seid uint64) (*session.Session, bool)) error {
+func (c *Compiler) Restore(sessions, lists []saved.Raw, get func(seid uint64) (*session.Session, bool)) error {
 	if len(c.installed) > 0 {
 		return fmt.Errorf("restore into a compiler with %d sessions installed", len(c.installed))
 	}
 	used := map[*slots][]uint32{}
 	for _, raw := range sessions {
 		var s savedSession
-		if err := json.Unmarshal(raw, &s); err != nil {
+		if err := saved.Read(raw, &s); err != nil {
 			return fmt.Errorf("restore the slots of a session: %w", err)
 		}
 		k := kept{Slots: s.Slots}
@@ -130,7 +130,7 @@ func (c *Compiler) Restore(sessions, lists []json.RawMessage, get func(seid uint
 	var runs []listRun
 	for _, raw := range lists {
 		var l savedList
-		if err := json.Unmarshal(raw, &l); err != nil {
+		if err := saved.Read(raw, &l); err != nil {
 			return fmt.Errorf("restore a list slot: %w", err)
 		}
 		switch {
@@ -212,3 +212,6 @@ func (c *Compiler) Installed(seid uint64) ([]datapath.Op, error) {
 	}
 	return ops, nil
 }
+
+// SavedTypes are the types this package saves, for the journal's Layout.
+func SavedTypes() []any { return []any{savedSession{}, savedList{}} }

@@ -1,11 +1,12 @@
 package session
 
 import (
-	"encoding/json"
 	"errors"
 	"math"
 	"net/netip"
 	"testing"
+
+	"github.com/sluice-upf/sluice/internal/saved"
 )
 
 const (
@@ -250,18 +251,11 @@ func TestGBRAboveMBRJudgedOnChange(t *testing.T) {
 // restoreFrom restores into what from saves, as across a restart of upfd.
 func restoreFrom(t *testing.T, from, into *Store) {
 	t.Helper()
-	globals, err := json.Marshal(from.SaveGlobals())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sessions []json.RawMessage
+	globals := saved.Append(nil, from.SaveGlobals())
+	var sessions []saved.Raw
 	for seid := range from.sessions {
 		v, _ := from.SaveSession(seid)
-		b, err := json.Marshal(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sessions = append(sessions, b)
+		sessions = append(sessions, saved.Append(nil, v))
 	}
 	if err := into.Restore(globals, sessions); err != nil {
 		t.Fatal(err)

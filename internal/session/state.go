@@ -1,10 +1,11 @@
 package session
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"net/netip"
+
+	"github.com/sluice-upf/sluice/internal/saved"
 )
 
 // SaveGlobals, SaveSession and Restore carry the Store across a restart
@@ -32,11 +33,11 @@ type savedSession struct {
 	BARs         []BAR
 }
 
-// SaveGlobals is a copy of the store's own state, for json.Marshal, on
+// SaveGlobals is a copy of the store's own state, for saved.Append, on
 // any goroutine.
 func (s *Store) SaveGlobals() any { return savedStore{s.nextSEID, s.nextTEID, maps.Clone(s.poolNext)} }
 
-// SaveSession is a session, for json.Marshal, on any goroutine (sessions
+// SaveSession is a session, for saved.Append, on any goroutine (sessions
 // do not change: a change makes a new one); false if there is none.
 func (s *Store) SaveSession(seid uint64) (any, bool) {
 	x, ok := s.sessions[seid]
@@ -51,12 +52,12 @@ func (s *Store) SaveSession(seid uint64) (any, bool) {
 // store: the sessions come back owning their TEIDs, UE addresses and
 // tunnels, and their GBRs are counted afresh against this store's
 // capacity.
-func (s *Store) Restore(globals json.RawMessage, sessions []json.RawMessage) error {
+func (s *Store) Restore(globals saved.Raw, sessions []saved.Raw) error {
 	if len(s.sessions) > 0 {
 		return fmt.Errorf("restore into a store with %d sessions", len(s.sessions))
 	}
 	var st savedStore
-	if err := json.Unmarshal(globals, &st); err != nil {
+	if err := saved.Read(globals, &st); err != nil {
 		return fmt.Errorf("restore the store: %w", err)
 	}
 	s.nextSEID, s.nextTEID = st.NextSEID, st.NextTEID
@@ -65,7 +66,7 @@ func (s *Store) Restore(globals json.RawMessage, sessions []json.RawMessage) err
 	}
 	for _, raw := range sessions {
 		var v savedSession
-		if err := json.Unmarshal(raw, &v); err != nil {
+		if err := saved.Read(raw, &v); err != nil {
 			return fmt.Errorf("restore a session: %w", err)
 		}
 		x := &Session{SEID: v.SEID, CPSEID: v.CPSEID, CPAddr: v.CPAddr, Peer: v.Peer, Info: v.Info,
@@ -98,3 +99,6 @@ func (s *Store) adopt(x *Session) {
 	s.indexTunnels(x, true)
 	s.adoptGBR(x)
 }
+
+// SavedTypes are the types this package saves, for the journal's Layout.
+func SavedTypes() []any { return []any{savedStore{}, savedSession{}} }

@@ -208,9 +208,12 @@ func (j *Journal) Size() int64 { return j.size }
 func (j *Journal) ReadAt(b []byte, off int64) (int, error) { return j.f.ReadAt(b, off) }
 
 // Rewrite replaces the journal with the records write adds: a file
-// written aside, made durable and renamed over the old one. It repairs a
-// broken journal. On an error the old file stays as it was.
-func (j *Journal) Rewrite(write func(add func(payload []byte) error) error) error {
+// written aside and renamed over the old one, so that a death of the
+// process at any point leaves one or the other (the kernel keeps what was
+// written). With durable, the new file and the rename are also synced
+// first, for a crash of the host. It repairs a broken journal. On an
+// error the old file stays as it was.
+func (j *Journal) Rewrite(durable bool, write func(add func(payload []byte) error) error) error {
 	tmp := j.path + ".new"
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_RDWR, 0o600)
 	if err != nil {
@@ -225,13 +228,13 @@ func (j *Journal) Rewrite(write func(add func(payload []byte) error) error) erro
 		}
 		return err
 	})
-	if err == nil {
+	if err == nil && durable {
 		err = f.Sync()
 	}
 	if err == nil {
 		err = os.Rename(tmp, j.path)
 	}
-	if err == nil {
+	if err == nil && durable {
 		err = syncDir(filepath.Dir(j.path))
 	}
 	if err != nil {
@@ -242,8 +245,9 @@ func (j *Journal) Rewrite(write func(add func(payload []byte) error) error) erro
 	j.mu.Lock()
 	old := j.f
 	j.f, j.size, j.broken = f, size, nil
-	mark := j.appended.Add(uint64(size))
-	j.synced.Store(mark)
+	if mark := j.appended.Add(uint64(size)); durable {
+		j.synced.Store(mark)
+	}
 	j.mu.Unlock()
 	return old.Close()
 }

@@ -122,14 +122,14 @@ func TestRewriteReplacesTheRecords(t *testing.T) {
 	for _, r := range records(4) {
 		j.Append(r)
 	}
-	err := j.Rewrite(func(add func([]byte) error) error {
+	err := j.Rewrite(true, func(add func([]byte) error) error {
 		return errors.Join(add([]byte("snapshot 1")), add([]byte("snapshot 2")))
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	j.Append([]byte("after"))
-	if err := j.Rewrite(func(add func([]byte) error) error { return errors.New("stopped half way") }); err == nil {
+	if err := j.Rewrite(true, func(add func([]byte) error) error { return errors.New("stopped half way") }); err == nil {
 		t.Error("a failed rewrite returned no error")
 	}
 	j.Append([]byte("after a failed rewrite"))
@@ -203,7 +203,7 @@ func TestPrivilegedFullDisk(t *testing.T) {
 	if err := j.Append(record); err != nil {
 		t.Fatal(err)
 	}
-	if err := j.Rewrite(func(add func([]byte) error) error { return add([]byte("snapshot")) }); err != nil {
+	if err := j.Rewrite(true, func(add func([]byte) error) error { return add([]byte("snapshot")) }); err != nil {
 		t.Fatal(err)
 	}
 }

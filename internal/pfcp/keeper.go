@@ -40,11 +40,10 @@ type keeper struct {
 	retryAt atomic.Int64
 
 	// The writer goroutine's.
-	live      map[entityKey]span // where each entity's last change lies
-	liveBytes int64              // their length, responses aside
-	wholeSize int64              // the journal's when last written whole
-	behind    bool               // a record failed: the journal lacks a change
-	buf       []byte             // the record being made
+	index     *index // where each entity's last change lies
+	wholeSize int64  // the journal's when last written whole
+	behind    bool   // a record failed: the journal lacks a change
+	buf       []byte // the record being made
 	stats     journalCounters
 }
 
@@ -77,7 +76,7 @@ var minCompact int64 = 16 << 20 // a var: a test compacts sooner
 func newKeeper(j *journal.Journal, identity string, fsync bool) *keeper {
 	return &keeper{j: j, identity: identity, fsync: fsync,
 		sessions: map[uint64]struct{}{}, assocs: map[string]struct{}{}, kept: map[string]struct{}{}, reports: map[uint32]struct{}{},
-		live: map[entityKey]span{}}
+		index: newIndex(0)}
 }
 
 // Marks of what changed; a server that keeps no journal has a nil keeper.
@@ -161,7 +160,7 @@ func (s *Server) changes() []change {
 		cs = append(cs, gone(kindForget, a.String()))
 	}
 	if v := s.server(); !v.Recovery.Equal(k.last.Recovery) || v.Seq != k.last.Seq || v.Draining != k.last.Draining {
-		cs = append(cs, set(kindServer, "", v))
+		cs = append(cs, set(kindServer, "", &v))
 		k.last = v
 	}
 	for node := range k.assocs {
@@ -226,8 +225,8 @@ func (k *keeper) write(t turn, now time.Time, log *slog.Logger) {
 // rewrite replaces the journal with the whole state, which fill puts: it
 // compacts it, and repairs one that failed.
 func (k *keeper) rewrite(fill func(*snapshot) error, log *slog.Logger) error {
-	w := &snapshot{live: make(map[entityKey]span, len(k.live))}
-	err := k.j.Rewrite(func(add func([]byte) error) error {
+	w := &snapshot{index: newIndex(len(k.index.live))}
+	err := k.j.Rewrite(k.fsync, func(add func([]byte) error) error {
 		w.add = add
 		if err := fill(w); err != nil {
 			return err
@@ -238,7 +237,7 @@ func (k *keeper) rewrite(fill func(*snapshot) error, log *slog.Logger) error {
 		k.failed("rewrite", err, time.Now(), log)
 		return err
 	}
-	k.live, k.liveBytes, k.wholeSize = w.live, w.liveBytes, k.j.Size()
+	k.index, k.wholeSize = w.index, k.j.Size()
 	k.behind = false
 	k.stats.behind.Store(false)
 	k.stats.rewrites.Add(1)

@@ -57,7 +57,7 @@ const (
 // copy, or immutable, never what the serve loop goes on changing.
 type change struct {
 	Kind, Key string
-	Val       any // saved as the encoding of its value, in a blob
+	Val       any // a pointer to the value, saved as its encoding in a blob
 }
 
 // readChange is a change as a journal gives it back.
@@ -139,9 +139,9 @@ func set(kind, key string, v any) change { return change{kind, key, v} }
 // encodings, one after the other; placed, if not nil, is told where each
 // lies in it.
 func record(b []byte, cs []change, placed func(c change, start, n int)) []byte {
-	for _, c := range cs {
+	for i, c := range cs {
 		start := len(b)
-		b = saved.Append(b, c)
+		b = saved.Append(b, &cs[i])
 		if placed != nil {
 			placed(c, start, len(b)-start)
 		}
@@ -152,7 +152,9 @@ func record(b []byte, cs []change, placed func(c change, start, n int)) []byte {
 func gone(kind, key string) change { return change{Kind: kind, Key: key} }
 
 func responseName(k cacheKey) string {
-	return k.from().String() + "/" + strconv.FormatUint(uint64(k.seq), 10)
+	var buf [64]byte // made on the stack: the string is the one allocation
+	b := append(k.from().AppendTo(buf[:0]), '/')
+	return string(strconv.AppendUint(b, uint64(k.seq), 10))
 }
 
 func seidName(seid uint64) string { return strconv.FormatUint(seid, 16) }
@@ -170,7 +172,7 @@ func (s *Server) assocChange(node string) change {
 	if !ok {
 		return gone(kindAssoc, node)
 	}
-	return set(kindAssoc, node, savedAssociation{a.nodeID, a.addr, a.recovery, a.since, a.lost})
+	return set(kindAssoc, node, &savedAssociation{a.nodeID, a.addr, a.recovery, a.since, a.lost})
 }
 
 func (s *Server) keptChange(node string) change {
@@ -182,7 +184,7 @@ func (s *Server) keptChange(node string) change {
 	for _, r := range k.reports {
 		v.Sessions = append(v.Sessions, savedUsage{r.cpSEID, r.usage})
 	}
-	return set(kindKept, node, v)
+	return set(kindKept, node, &v)
 }
 
 // responseChange is a kept response; ok is false if it is no longer kept.
@@ -191,7 +193,7 @@ func (s *Server) responseChange(k cacheKey) (change, bool) {
 	if !ok {
 		return change{}, false
 	}
-	return set(kindResponse, responseName(k), savedResponse{k.from(), k.seq, e.req, s.cache.bytes(e.at), time.Unix(0, e.expires)}), true
+	return set(kindResponse, responseName(k), &savedResponse{k.from(), k.seq, e.req, s.cache.bytes(e.at), time.Unix(0, e.expires)}), true
 }
 
 // reportChange is a Session Report Request still unanswered, or its end.
@@ -204,7 +206,7 @@ func (s *Server) reportChange(seq uint32) change {
 	if u, ok := s.usageSent[seq]; ok {
 		r.Usage = &u
 	}
-	return set(kindReport, seqName(seq), r)
+	return set(kindReport, seqName(seq), &r)
 }
 
 // sessionChange is a session as every part keeps it, or its end.
@@ -220,7 +222,7 @@ func (s *Server) sessionChange(seid uint64) change {
 	if m, ok := s.meters.SaveSession(seid); ok {
 		v.Meters = m
 	}
-	return set(kindSession, seidName(seid), v)
+	return set(kindSession, seidName(seid), &v)
 }
 
 func (s *Server) listChange(key any) change {
@@ -234,7 +236,7 @@ func (s *Server) listChange(key any) change {
 // order (sessions and lists aside, which come in map order).
 func (s *Server) entities(identity string, yield func(change) bool) {
 	emit := yield
-	if !emit(set(kindHeader, "", stateHeader{stateVersion, identity, layout()})) || !emit(set(kindServer, "", s.server())) ||
+	if !emit(set(kindHeader, "", &stateHeader{stateVersion, identity, layout()})) || !emit(set(kindServer, "", new(s.server()))) ||
 		!emit(set(kindStore, "", s.store.SaveGlobals())) {
 		return
 	}

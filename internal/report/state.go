@@ -29,7 +29,7 @@ func (m *Meters) SaveSession(seid uint64) (any, bool) {
 		c := *mt
 		v.Meters[i] = &c
 	}
-	return v, true
+	return &v, true
 }
 
 // Restore reads what SaveSession made into Meters that measure nothing yet.

@@ -47,7 +47,7 @@ func (c *Compiler) SaveSession(seid uint64) (any, bool) {
 			v.Spent = append(v.Spent, savedSpent{id, grant})
 		}
 	}
-	return v, true
+	return &v, true
 }
 
 // ListName names a lookup key's list among the lists, for a journal.
@@ -74,7 +74,7 @@ func (c *Compiler) SaveList(key any) (any, bool) {
 	case netip.Prefix:
 		v.Downlink = key
 	}
-	return v, true
+	return &v, true
 }
 
 // Lists yields every lookup key with a list.

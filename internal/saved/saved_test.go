@@ -224,6 +224,6 @@ func TestUnexportedFieldPanics(t *testing.T) {
 func BenchmarkAppend(b *testing.B) {
 	v, buf := sample(), []byte(nil)
 	for b.Loop() {
-		buf = Append(buf[:0], v)
+		buf = Append(buf[:0], &v)
 	}
 }

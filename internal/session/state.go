@@ -35,7 +35,7 @@ type savedSession struct {
 
 // SaveGlobals is a copy of the store's own state, for saved.Append, on
 // any goroutine.
-func (s *Store) SaveGlobals() any { return savedStore{s.nextSEID, s.nextTEID, maps.Clone(s.poolNext)} }
+func (s *Store) SaveGlobals() any { return &savedStore{s.nextSEID, s.nextTEID, maps.Clone(s.poolNext)} }
 
 // SaveSession is a session, for saved.Append, on any goroutine (sessions
 // do not change: a change makes a new one); false if there is none.
@@ -44,7 +44,7 @@ func (s *Store) SaveSession(seid uint64) (any, bool) {
 	if !ok {
 		return nil, false
 	}
-	return savedSession{SEID: x.SEID, CPSEID: x.CPSEID, CPAddr: x.CPAddr, Peer: x.Peer, Info: x.Info,
+	return &savedSession{SEID: x.SEID, CPSEID: x.CPSEID, CPAddr: x.CPAddr, Peer: x.Peer, Info: x.Info,
 		PDRs: x.PDRs.rules, FARs: x.FARs.rules, QERs: x.QERs.rules, URRs: x.URRs.rules, BARs: x.BARs.rules}, true
 }
 

@@ -59,8 +59,8 @@ func BenchmarkN4(b *testing.B) {
 		pat := os.Getenv("SLUICE_BENCH")
 		return pat == "" || regexp.MustCompile(pat).MatchString(part)
 	}
-	if !want("establishment") && !want("modification") && !want("memory") {
-		b.Skip("SLUICE_BENCH matches none of establishment, modification, memory")
+	if !want("establishment") && !want("modification") && !want("memory") && !want("takeover") {
+		b.Skip("SLUICE_BENCH matches none of establishment, modification, memory, takeover")
 	}
 	// A margin over the sessions; and room in the SDF table, sized for a
 	// quarter of the sessions, for a round with the UE address on uplink.
@@ -99,6 +99,11 @@ func BenchmarkN4(b *testing.B) {
 			b.Logf("establishment round %d of %d: %.0f/s, deletion %.0f/s; with the UE address on uplink %.0f/s, %.0f/s; codec floor %.0f/s; journal %.0f/s, fsync %.0f/s",
 				round+1, benchRounds, typ.est, typ.del, ue.est, ue.del, f.floor[round].est, f.journaled[round].est, f.synced[round].est)
 		}
+	}
+
+	if want("takeover") {
+		f.takeover = benchTakeOver(b, benchTakeOverSessions)
+		b.Logf("take-over of %d sessions: %+v", benchTakeOverSessions, f.takeover)
 	}
 
 	var moved []uint64 // the sessions the modification rounds move
@@ -159,6 +164,8 @@ const (
 	benchRoundSize   = 20_000 // establishments a round; the fill goes in steps of this
 	benchWindow      = 128    // requests in flight
 	benchModSessions = 1000   // sessions moved in each modification round
+
+	benchTakeOverSessions = 100_000
 )
 
 func benchSessionCount(b *testing.B) int {
@@ -209,8 +216,10 @@ func writeHeapProfile(b *testing.B, path string) {
 // sized for capacity sessions: the TEID range and a UE pool of 10.0.0.0/8
 // are wide enough for the whole benchmark.
 type benchUPF struct {
-	d    *datapath.Datapath
-	addr netip.AddrPort
+	d       *datapath.Datapath
+	srv     *Server
+	addr    netip.AddrPort
+	journal string // its path, if it keeps one
 }
 
 // journalMode is how a bench UPF keeps its state.
@@ -232,32 +241,101 @@ func benchSMFOf(b *testing.B, capacity int, mode journalMode) *benchSMF {
 }
 
 func newBenchUPF(b *testing.B, capacity int, mode journalMode) *benchUPF {
-	d := loadDatapath(b, capacity)
+	u := &benchUPF{d: loadDatapath(b, capacity)}
+	u.srv = newBenchServer(b, u.d, capacity)
+	if mode != noJournal {
+		u.journal = filepath.Join(b.TempDir(), "state.journal")
+		j, _, err := OpenState(u.journal)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { j.Close() })
+		if err := u.srv.Keep(j, "bench", mode == syncJournal); err != nil {
+			b.Fatal(err)
+		}
+	}
+	serve(b, u.srv)
+	u.addr = u.srv.Addr()
+	return u
+}
+
+// newBenchServer is a bench UPF's server, not yet serving.
+func newBenchServer(b *testing.B, d *datapath.Datapath, capacity int) *Server {
 	store := session.NewStore(session.Options{TEIDFirst: 0x100, TEIDLast: math.MaxUint32, AccessAddrs: []netip.Addr{n3},
 		Pools: map[string][]netip.Prefix{"internet": {netip.MustParsePrefix("10.0.0.0/8")}}, MaxSessions: capacity})
-	compiler := newCompiler(d)
 	level := slog.LevelWarn
 	if os.Getenv("SLUICE_BENCH_LOG") == "info" {
 		level = slog.LevelInfo
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: level}))
 	cfg := Config{NodeID: "198.18.4.2", Listen: netip.MustParseAddrPort("127.0.0.1:0"), Recovery: time.Unix(1_700_000_000, 0)}
-	srv, err := New(cfg, store, compiler, d, log)
+	srv, err := New(cfg, store, newCompiler(d), d, log)
 	if err != nil {
 		b.Fatal(err)
 	}
-	if mode != noJournal {
-		j, _, err := OpenState(filepath.Join(b.TempDir(), "state.journal"))
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { j.Close() })
-		if err := srv.Keep(j, "bench", mode == syncJournal); err != nil {
+	return srv
+}
+
+// takeOverFigures are what a new upfd does after a crash, with the
+// journal the killed one left: read it, restore the state from it, and
+// compare the state with the maps.
+type takeOverFigures struct {
+	sessions               int
+	journal                int64 // bytes
+	read, restore, compare time.Duration
+}
+
+// benchTakeOver fills a journaled upfd with n typical sessions, copies
+// its journal as a process killed then would leave it, and times what
+// the next process does with it, on the same maps.
+func benchTakeOver(b *testing.B, n int) takeOverFigures {
+	u := newBenchUPF(b, n+n/64, writeJournal)
+	c := dialSMF(b, u.addr)
+	if err := c.associate(); err != nil {
+		b.Fatal(err)
+	}
+	for left := n; left > 0; left -= benchRoundSize {
+		if _, _, err := c.establishAll(c.typical, min(left, benchRoundSize)); err != nil {
 			b.Fatal(err)
 		}
 	}
-	serve(b, srv)
-	return &benchUPF{d: d, addr: srv.Addr()}
+	// Every response was answered, so every record is written: the
+	// writer sends a turn's datagrams only after its record.
+	img := filepath.Join(b.TempDir(), "crashed.journal")
+	data, err := os.ReadFile(u.journal)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(img, data, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	f := takeOverFigures{sessions: n, journal: int64(len(data))}
+	next := newBenchServer(b, u.d, n+n/64)
+	start := time.Now()
+	j, st, err := OpenState(img)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer j.Close()
+	f.read = time.Since(start)
+	if err := st.For("bench"); err != nil || st.Sessions() != n {
+		b.Fatalf("the journal of %d sessions reads as %d (%v)", n, st.Sessions(), err)
+	}
+	start = time.Now()
+	if err := next.Restore(st); err != nil {
+		b.Fatal(err)
+	}
+	f.restore = time.Since(start)
+	start = time.Now()
+	t, err := next.Reconcile(u.d)
+	if err != nil {
+		b.Fatal(err)
+	}
+	f.compare = time.Since(start)
+	if t != (Takeover{}) {
+		b.Fatalf("the maps differ from the state the journal holds: %+v", t)
+	}
+	return f
 }
 
 // benchSMF is the benchmark's SMF: one socket connected to the UPF.
@@ -702,6 +780,7 @@ type n4Figures struct {
 	// the typical session through upfds that keep a journal, without
 	// and with fsync
 	journaled, synced []roundFigures
+	takeover          takeOverFigures
 	modFew, modFull   latencies // with benchModSessions sessions, and with all
 	fill              time.Duration
 	fillLast          float64 // establishments/s in the fill's last step
@@ -755,6 +834,10 @@ func (f *n4Figures) print(w io.Writer) {
 		row("establishments/s, pinned with state_fsync: each commit synced", "%.0f", medianOf(f.synced, estPerSec), "")
 		row("the same as a ratio to no journal, by round", "%.2f", ratioByRound(f.synced, f.typical), "")
 		row("CPU µs per establishment, with state_fsync", "%.1f", medianOf(f.synced, cpuPerEst), "")
+	}
+	if to := f.takeover; to.sessions > 0 {
+		fmt.Fprintf(w, "| take-over after a crash, %d sessions, a %.0f MB journal: read / state restored / compared with the maps, ms | %d / %d / %d | |\n",
+			to.sessions, float64(to.journal)/1e6, to.read.Milliseconds(), to.restore.Milliseconds(), to.compare.Milliseconds())
 	}
 	if len(f.modFew) > 0 {
 		row(fmt.Sprintf("modification (path switch) p50 µs, %d sessions", benchModSessions), "%.1f", f.modFew.p50(), "")

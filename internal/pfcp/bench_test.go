@@ -160,7 +160,7 @@ func BenchmarkN4(b *testing.B) {
 }
 
 const (
-	benchRounds      = 5
+	benchRounds      = 9
 	benchRoundSize   = 20_000 // establishments a round; the fill goes in steps of this
 	benchWindow      = 128    // requests in flight
 	benchModSessions = 1000   // sessions moved in each modification round

@@ -53,6 +53,7 @@ test: deps check-generated lint
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDatapath$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/datapath
 	$(GO) test -run '^$$' -fuzz '^FuzzN4$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/pfcp
+	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/saved
 
 # The datapath and N4 alone, the metrics scrape, the lab's generator, real
 # UEs' TCP through upfd beside its ceiling, then

@@ -46,7 +46,7 @@ func decoderOf(t reflect.Type, making map[reflect.Type]*plan) decoder {
 	case reflect.Map:
 		return decMap(t, build(t.Key(), making), build(t.Elem(), making))
 	case reflect.Struct:
-		return decStruct(t, making)
+		return decStruct(fieldsOf(t, making))
 	}
 	panic(fmt.Sprintf("saved: a %s cannot be saved", t))
 }
@@ -177,21 +177,13 @@ func decMap(t reflect.Type, key, elem *plan) decoder {
 	}
 }
 
-func decStruct(t reflect.Type, making map[reflect.Type]*plan) decoder {
-	type field struct {
-		i int
-		p *plan
-	}
-	var fields []field
-	for _, f := range savedFields(t) {
-		fields = append(fields, field{f.Index[0], build(f.Type, making)})
-	}
+func decStruct(fields []field) decoder {
 	return func(r *reader, v reflect.Value) {
 		for _, f := range fields {
 			if r.err != nil {
 				return
 			}
-			f.p.dec(r, v.Field(f.i))
+			f.p.dec(r, v.Field(f.index))
 		}
 	}
 }

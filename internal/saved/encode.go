@@ -52,7 +52,7 @@ func encoderOf(t reflect.Type, making map[reflect.Type]*plan) encoder {
 	case reflect.Map:
 		return encMap(t, build(t.Key(), making), build(t.Elem(), making))
 	case reflect.Struct:
-		return encStruct(t, making)
+		return encStruct(fieldsOf(t, making))
 	}
 	panic(fmt.Sprintf("saved: a %s cannot be saved", t))
 }
@@ -153,18 +153,10 @@ func encArray(elem *plan, size uintptr, n int) encoder {
 	}
 }
 
-func encStruct(t reflect.Type, making map[reflect.Type]*plan) encoder {
-	type field struct {
-		at uintptr
-		p  *plan
-	}
-	var fields []field
-	for _, f := range savedFields(t) {
-		fields = append(fields, field{f.Offset, build(f.Type, making)})
-	}
+func encStruct(fields []field) encoder {
 	return func(b []byte, p unsafe.Pointer) []byte {
 		for _, f := range fields {
-			b = f.p.enc(b, unsafe.Add(p, f.at))
+			b = f.p.enc(b, unsafe.Add(p, f.offset))
 		}
 		return b
 	}

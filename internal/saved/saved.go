@@ -147,6 +147,21 @@ func isBinary(t reflect.Type) bool {
 	return t.Implements(appender) && reflect.PointerTo(t).Implements(unmarshals)
 }
 
+// field is a saved field's place in its struct, and its type's plan.
+type field struct {
+	offset uintptr // for the encoder
+	index  int     // for the decoder
+	p      *plan
+}
+
+func fieldsOf(t reflect.Type, making map[reflect.Type]*plan) []field {
+	var fields []field
+	for _, f := range savedFields(t) {
+		fields = append(fields, field{f.Offset, f.Index[0], build(f.Type, making)})
+	}
+	return fields
+}
+
 // savedFields are t's fields that are saved: the exported ones, and
 // embedded structs (whose exported fields are promoted, as JSON has them).
 func savedFields(t reflect.Type) []reflect.StructField {

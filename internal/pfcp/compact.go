@@ -47,8 +47,10 @@ type index struct {
 	forgotten map[[16]byte]int64 // a peer's responses written before this offset are gone
 }
 
-func newIndex(size int) *index {
-	return &index{live: make(map[entityKey]span, size), forgotten: map[[16]byte]int64{}}
+// newIndex is an index with room for entities and responses.
+func newIndex(entities, responses int) *index {
+	return &index{live: make(map[entityKey]span, entities), responses: make([]responseSpan, 0, responses),
+		forgotten: map[[16]byte]int64{}}
 }
 
 // placed is what the index keeps of a change: its entity, whether it is

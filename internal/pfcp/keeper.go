@@ -76,7 +76,7 @@ var minCompact int64 = 16 << 20 // a var: a test compacts sooner
 func newKeeper(j *journal.Journal, identity string, fsync bool) *keeper {
 	return &keeper{j: j, identity: identity, fsync: fsync,
 		sessions: map[uint64]struct{}{}, assocs: map[string]struct{}{}, kept: map[string]struct{}{}, reports: map[uint32]struct{}{},
-		index: newIndex(0)}
+		index: newIndex(0, 0)}
 }
 
 // Marks of what changed; a server that keeps no journal has a nil keeper.
@@ -153,7 +153,10 @@ func (k *keeper) retryDue(now time.Time) bool {
 // changes are what changed since the last turn; the marks are cleared.
 func (s *Server) changes() []change {
 	k := s.keeper
-	var cs []change
+	// Room for every change marked, lists aside: the slice goes to the
+	// writer with the turn, and growing it was the serve loop's largest
+	// allocation here.
+	cs := make([]change, 0, len(k.forgets)+1+len(k.assocs)+len(k.kept)+len(k.reports)+len(k.responses)+1+len(k.sessions))
 	// Forgotten responses before responses kept since: an association that
 	// began again in this turn keeps its new ones.
 	for _, a := range k.forgets {
@@ -225,7 +228,7 @@ func (k *keeper) write(t turn, now time.Time, log *slog.Logger) {
 // rewrite replaces the journal with the whole state, which fill puts: it
 // compacts it, and repairs one that failed.
 func (k *keeper) rewrite(fill func(*snapshot) error, log *slog.Logger) error {
-	w := &snapshot{index: newIndex(len(k.index.live))}
+	w := &snapshot{index: newIndex(len(k.index.live), len(k.index.responses))} // at most what the old one holds
 	err := k.j.Rewrite(k.fsync, func(add func([]byte) error) error {
 		w.add = add
 		if err := fill(w); err != nil {

@@ -124,7 +124,12 @@ func planOf(t reflect.Type) *plan {
 	}
 	building.Lock()
 	defer building.Unlock()
-	return build(t, map[reflect.Type]*plan{})
+	making := map[reflect.Type]*plan{}
+	p := build(t, making)
+	for t, p := range making { // whole now: others may use them
+		plans.Store(t, p)
+	}
+	return p
 }
 
 // build makes t's plan, and those of the types it holds; making holds
@@ -139,7 +144,6 @@ func build(t reflect.Type, making map[reflect.Type]*plan) *plan {
 	p := &plan{}
 	making[t] = p
 	p.enc, p.dec = encoderOf(t, making), decoderOf(t, making)
-	plans.Store(t, p)
 	return p
 }
 

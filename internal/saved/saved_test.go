@@ -225,3 +225,16 @@ func BenchmarkAppend(b *testing.B) {
 		buf = Append(buf[:0], &v)
 	}
 }
+
+// A type that holds itself refers to its own plan.
+func TestATypeThatHoldsItself(t *testing.T) {
+	type node struct {
+		V    int
+		Next *node
+	}
+	in := &node{1, &node{2, &node{3, nil}}}
+	var out node
+	if err := Read(Append(nil, in), &out); err != nil || !reflect.DeepEqual(&out, in) {
+		t.Errorf("read back %+v (%v)", out, err)
+	}
+}

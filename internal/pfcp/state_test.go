@@ -11,10 +11,12 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/sluice-upf/sluice/internal/journal"
 	"github.com/sluice-upf/sluice/internal/saved"
 
 	"github.com/wmnsk/go-pfcp/ie"
@@ -304,5 +306,38 @@ func TestRecordReadsBack(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("read back %+v\nwant %+v", got, want)
+	}
+}
+
+// A journal an older upfd wrote, of JSON records, is one of version 6,
+// refused as such, not misread; one of other saved types is refused by
+// its layout.
+func TestOtherJournalsAreRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		payload []byte
+		want    string
+	}{
+		{"JSON", []byte(`[{"k":"header","v":{"Version":6,"Datapath":"test"}},{"k":"server","v":{"Seq":7}}]`), "version 6"},
+		{"other types", record(nil, []change{set(kindHeader, "", &stateHeader{stateVersion, "test", "0123abcd"})}, nil), "saved types"},
+	} {
+		path := filepath.Join(t.TempDir(), "state.journal")
+		j, _, err := journal.Open(path, func([]byte) error { return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = j.Append(tc.payload)
+		j.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		j, st, err := OpenState(path)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		j.Close()
+		if err := st.For("test"); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: For says %v, want it to name the %s", tc.name, err, tc.want)
+		}
 	}
 }

@@ -5,8 +5,8 @@
 //
 // It is there for speed: every N4 request a pinned upfd answers waits for
 // its changes to be encoded and written. A typical session took 1.85 KB
-// and 5.5-8 µs as JSON; it takes some 260 B here, and the encoder reads
-// the values through unsafe pointers (encode.go), at a fraction of a µs.
+// and 5.5-8 µs as JSON; it takes some 260 B and 1.1 µs here, the encoder
+// reading the values through unsafe pointers (encode.go).
 // Decoding, once a take-over, uses reflection (decode.go).
 //
 // The encoding of a value, by kind:
@@ -43,6 +43,9 @@ type Raw []byte
 // that cannot be saved (a channel, a func, an unexported field) is a bug,
 // and panics.
 func Append(b []byte, v any) []byte {
+	if v == nil {
+		panic("saved: Append(nil)")
+	}
 	p, t := valueOf(reflect.ValueOf(v))
 	if p == nil {
 		panic(fmt.Sprintf("saved: Append(%T(nil))", v))

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // The test binary plays the processes it measures, by role.
@@ -47,9 +49,9 @@ func spin() {
 	}
 }
 
-// startTree starts a parent and its spinning child, and ends both, by PID,
-// when the test does.
-func startTree(t *testing.T) (parentPID, childPID int) {
+// startTree starts a parent and its spinning child, and ends both when the
+// test does: the parent by its PID (ours to reap), the child by a pidfd.
+func startTree(t *testing.T) (parentPID, childPID int, killChild func()) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), roleEnv+"=parent")
@@ -72,12 +74,23 @@ func startTree(t *testing.T) (parentPID, childPID int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { syscall.Kill(childPID, syscall.SIGKILL) })
-	return cmd.Process.Pid, childPID
+	// The child is the parent's to reap, not ours: once reaped (or, its
+	// parent gone, by init), its PID may be another process's. A pidfd,
+	// opened while it spins, signals only the child.
+	child, err := unix.PidfdOpen(childPID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	killChild = func() { unix.PidfdSendSignal(child, unix.SIGKILL, nil, 0) }
+	t.Cleanup(func() {
+		killChild()
+		unix.Close(child)
+	})
+	return cmd.Process.Pid, childPID, killChild
 }
 
 func TestProcessTreeOfABusyChild(t *testing.T) {
-	parentPID, childPID := startTree(t)
+	parentPID, childPID, _ := startTree(t)
 	s, err := Start(parentPID)
 	if err != nil {
 		t.Fatal(err)
@@ -120,13 +133,13 @@ func TestProcessTreeOfABusyChild(t *testing.T) {
 }
 
 func TestStopAfterTheProcessEnded(t *testing.T) {
-	parentPID, childPID := startTree(t)
+	parentPID, _, killChild := startTree(t)
 	s, err := Start(parentPID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	syscall.Kill(childPID, syscall.SIGKILL)
-	syscall.Kill(parentPID, syscall.SIGKILL)
+	killChild()
+	syscall.Kill(parentPID, syscall.SIGKILL) // ours: not reaped until the cleanup's Wait
 	time.Sleep(100 * time.Millisecond)
 	if _, err := s.Stop(); err != nil {
 		t.Errorf("Stop after the tree ended: %v; want the cores' use and no error", err)

@@ -56,15 +56,16 @@ func newIndex(entities, responses int) *index {
 // placed is what the index keeps of a change: its entity, whether it is
 // gone, and a response's expiry and peer.
 type placed struct {
-	key  entityKey
-	gone bool
-	resp responseSpan // a response's, its span aside
+	key     entityKey
+	gone    bool
+	expires int64    // a response's
+	peer    [16]byte // a response's
 }
 
 func placedOf(c change) placed {
 	p := placed{key: entityKey{c.Kind, c.Key}, gone: c.Val == nil}
 	if r, ok := c.Val.(*savedResponse); ok {
-		p.resp = responseSpan{expires: r.Expires.UnixNano(), peer: r.From.Addr().As16()}
+		p.expires, p.peer = r.Expires.UnixNano(), r.From.Addr().As16()
 	}
 	return p
 }
@@ -78,9 +79,7 @@ func (x *index) add(p placed, sp span) {
 			x.forgotten[a.As16()] = sp.off
 		}
 	case kindResponse:
-		r := p.resp
-		r.span = sp
-		x.responses = append(x.responses, r)
+		x.responses = append(x.responses, responseSpan{sp, p.expires, p.peer})
 	default:
 		x.liveBytes -= int64(x.live[p.key].n)
 		if p.gone {
@@ -145,7 +144,8 @@ func (k *keeper) copyLive(now time.Time) func(*snapshot) error {
 				resp := responses[0]
 				responses = responses[1:]
 				if x.kept(resp, now.UnixNano()) {
-					if err := copyOne(placedSpan{placed{key: entityKey{kind: kindResponse}, resp: resp}, resp.span}); err != nil {
+					p := placed{key: entityKey{kind: kindResponse}, expires: resp.expires, peer: resp.peer}
+					if err := copyOne(placedSpan{p, resp.span}); err != nil {
 						return err
 					}
 				}

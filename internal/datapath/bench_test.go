@@ -38,6 +38,13 @@ import (
 // reference forwarder is always measured, and the minimal UPF with the
 // sessions and direction of every case kept).
 //
+// SLUICE_BENCH_TRIAL=file.o measures beside each of upfd's cases the same
+// case on a trial build of bpf/upf.bpf.c (go generate's object, copied out
+// of a work tree with the change; scripts/bench-trial.sh builds it), in the
+// same rounds, the two in turn and in alternating order. The rounds'
+// ratios are free of the drift between runs, 10-30 % on this VM, though
+// not of the noise within one (docs/benchmarks.md, "Paired trials").
+//
 // Two measures per case: the program's time per packet under BPF_PROG_RUN,
 // each run on a fresh copy of the frame; and its in-kernel run time per
 // packet (BPF run-time statistics) while attached, under real traffic from
@@ -78,6 +85,9 @@ func BenchmarkDatapath(b *testing.B) {
 		re := regexp.MustCompile(pat)
 		upf = slices.DeleteFunc(upf, func(c *benchCase) bool { return !re.MatchString(c.name) })
 	}
+	if obj := os.Getenv("SLUICE_BENCH_TRIAL"); obj != "" {
+		upf = withTrials(upf, obj)
+	}
 	cases := append([]*benchCase{
 		{name: "floor: empty program (measurement overhead)", kind: kindFloor, dir: N3},
 		{name: "reference forwarder, uplink frame", kind: kindRef, dir: N3},
@@ -87,7 +97,7 @@ func BenchmarkDatapath(b *testing.B) {
 		c.setUp(b, ns)
 	}
 	for round := range rounds {
-		for _, c := range cases {
+		for _, c := range inTurn(cases, round) {
 			c.measure(b, ns, frames, progRuns)
 		}
 		b.Logf("round %d of %d done", round+1, rounds)
@@ -98,6 +108,7 @@ func BenchmarkDatapath(b *testing.B) {
 		}
 	}
 	printBench(cases)
+	printTrials(cases)
 }
 
 // benchKind is what a case measures.
@@ -117,8 +128,10 @@ type benchCase struct {
 	sessions int
 	pdrs     int
 	qos      bool
-	quota    bool // with qos, the URR has a volume quota, never reached
-	ueFilter bool // the uplink PDR names the UE's address, as the SMFs' do
+	quota    bool       // with qos, the URR has a volume quota, never reached
+	ueFilter bool       // the uplink PDR names the UE's address, as the SMFs' do
+	trial    string     // upfd's objects from this file, not the built-in ones
+	base     *benchCase // for a trial, the same case on the built-in objects
 
 	// minimal is the minimal UPF's case with this one's sessions and
 	// direction, measured in the same rounds (upfd's cases).
@@ -134,6 +147,34 @@ type benchCase struct {
 	link  link.Link
 
 	runNS, kernNS, mpps []float64
+}
+
+// withTrials puts after each of upfd's cases its twin on the objects in
+// file obj.
+func withTrials(upf []*benchCase, obj string) []*benchCase {
+	var out []*benchCase
+	for _, c := range upf {
+		t := *c
+		t.name, t.trial, t.base = c.name+", trial", obj, c
+		out = append(out, c, &t)
+	}
+	return out
+}
+
+// inTurn is the order of round's measurements: cases' own, with each trial
+// measured before its base in odd rounds, so that neither always follows
+// the other.
+func inTurn(cases []*benchCase, round int) []*benchCase {
+	out := slices.Clone(cases)
+	if round%2 == 0 {
+		return out
+	}
+	for i := 1; i < len(out); i++ {
+		if out[i].base != nil && out[i].base == out[i-1] {
+			out[i-1], out[i] = out[i], out[i-1]
+		}
+	}
+	return out
 }
 
 // withMinimal puts before upfd's cases of each direction and number of
@@ -258,6 +299,11 @@ func (c *benchCase) setUp(b *testing.B, ns string) {
 	case kindMin:
 		c.setUpMinimal(b, ns)
 	case kindUPF:
+		if c.trial != "" {
+			builtIn := objects
+			objects = func() (*ebpf.CollectionSpec, error) { return ebpf.LoadCollectionSpec(c.trial) }
+			defer func() { objects = builtIn }()
+		}
 		c.d = loadIn(b, ns, Options{Interfaces: []Interface{{Name: "n3", Role: N3}, {Name: "n6", Role: N6}}, GTPUAddrs: []netip.Addr{addrN3}, MaxSessions: c.sessions})
 		start := time.Now()
 		if err := c.d.Apply(benchSessions(c)); err != nil {
@@ -479,6 +525,28 @@ func median(v []float64) float64 {
 		return 0
 	}
 	return s[len(s)/2]
+}
+
+// printTrials gives each trial's in-kernel ns/pkt and Mpps over its base's,
+// round by round: the median of the rounds' ratios, and their range.
+func printTrials(cases []*benchCase) {
+	for _, c := range cases {
+		if c.base == nil {
+			continue
+		}
+		kern, mpps := pairedRatios(c.kernNS, c.base.kernNS), pairedRatios(c.mpps, c.base.mpps)
+		fmt.Printf("%s over the built-in objects, round by round: in-kernel ns/pkt %.3f (%.3f-%.3f), Mpps %.3f (%.3f-%.3f)\n",
+			c.name, median(kern), slices.Min(kern), slices.Max(kern), median(mpps), slices.Min(mpps), slices.Max(mpps))
+		fmt.Printf("  in-kernel, rounds in order: %.2f\n", kern)
+	}
+}
+
+func pairedRatios(v, to []float64) []float64 {
+	r := make([]float64, len(v))
+	for i := range v {
+		r[i] = v[i] / to[i]
+	}
+	return r
 }
 
 // medians are a case's figures: prog.Run ns/pkt, in-kernel ns/pkt, Mpps.

@@ -28,6 +28,7 @@ func runScenario(args []string) error {
 	out := fs.String("out", "", "results directory (default: the scenario's outputs.directory)")
 	keep := fs.Bool("keep", false, "leave the lab's namespaces up afterwards")
 	showDefault := fs.Bool("show-default", false, "print the default scenario and exit")
+	lab := fs.String("lab", "", "the lab's namespaces are `NAME`-smf, -gnb, -upf, -dn (default: the scenario's topology.name): another name runs beside a lab of that one")
 	files, err := parseWithFiles(fs, args)
 	if err != nil {
 		return err
@@ -39,6 +40,11 @@ func runScenario(args []string) error {
 	s, err := loadScenario(files)
 	if err != nil {
 		return err
+	}
+	if *lab != "" {
+		if err := s.SetLab(*lab); err != nil {
+			return err
+		}
 	}
 	run, err := execute(s, *upfd, *out, *keep, report.WriteText)
 	if run == nil {

@@ -71,6 +71,9 @@ func topoDown(args []string) error {
 	if err := parseAll(fs, args); err != nil {
 		return err
 	}
+	if err := topo.CheckFree(*name); err != nil {
+		return err
+	}
 	return topo.Down(*name)
 }
 

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"errors"
+	"fmt"
 	"net"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -43,5 +47,22 @@ func TestTopoUsage(t *testing.T) {
 		if err := runTopo(args); err == nil || !strings.Contains(err.Error(), "usage") {
 			t.Errorf("topo %q: %v, want a usage error", args, err)
 		}
+	}
+}
+
+// A lab a run is using is not taken down under it.
+func TestTopoDownRefusesALabInUse(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the claims are kept in " + topo.ClaimDir)
+	}
+	name := fmt.Sprintf("downtest-%d", os.Getpid())
+	t.Cleanup(func() { os.Remove(filepath.Join(topo.ClaimDir, name+".lock")) })
+	release, err := topo.Claim(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	if err := runTopo([]string{"down", "--name", name}); !errors.Is(err, topo.ErrInUse) {
+		t.Errorf("topo down of a lab in use: %v, want ErrInUse", err)
 	}
 }

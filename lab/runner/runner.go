@@ -125,11 +125,17 @@ func (r *runner) all(ctx context.Context) (err error) {
 	return nil
 }
 
-// up builds a lab, and at the end of the run, unless kept, tears it down.
-// A lab that was up already (`upflab topo up`, or another run's) is used
-// and left up: it is not this run's to remove.
+// up claims a lab for the run, builds it, and at the end of the run, unless
+// kept, tears it down. A lab that was up already (`upflab topo up`, or a
+// kept run's) is used and left up: it is not this run's to remove. A lab
+// another run is using is an error.
 func (r *runner) up(o topo.Options) (topo.Lab, error) {
-	_, err := topo.Show(o.Name)
+	release, err := topo.Claim(o.Name)
+	if err != nil {
+		return topo.Lab{}, err
+	}
+	r.teardown = append(r.teardown, release) // the last to run: after the lab is down
+	_, err = topo.Show(o.Name)
 	wasUp := err == nil
 	lab, err := topo.Up(o)
 	if err != nil {

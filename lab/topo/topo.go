@@ -158,8 +158,8 @@ func (o Options) lab() (Lab, error) {
 	if o.Queues == 0 {
 		o.Queues = 1
 	}
-	if !validName.MatchString(o.Name) {
-		return Lab{}, fmt.Errorf("topo: lab name %q: want up to 32 letters, digits, '.', '_' or '-', starting with a letter or digit", o.Name)
+	if err := checkName(o.Name); err != nil {
+		return Lab{}, err
 	}
 	if o.Queues < 1 || o.Queues > MaxQueues {
 		return Lab{}, fmt.Errorf("topo: %d queues: want 1 to %d", o.Queues, MaxQueues)
@@ -169,6 +169,13 @@ func (o Options) lab() (Lab, error) {
 		l.UPF2 = ""
 	}
 	return l, nil
+}
+
+func checkName(name string) error {
+	if !validName.MatchString(name) {
+		return fmt.Errorf("topo: lab name %q: want up to 32 letters, digits, '.', '_' or '-', starting with a letter or digit", name)
+	}
+	return nil
 }
 
 // exists says whether a named namespace is there.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
-	"net"
 	"net/netip"
 	"os"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/sluice-upf/sluice/internal/testenv"
+	"github.com/sluice-upf/sluice/internal/testpkt"
 	"github.com/sluice-upf/sluice/lab/smf"
 	"github.com/sluice-upf/sluice/lab/topo"
 )
@@ -80,77 +80,28 @@ func ipLayers(src, dst netip.Addr, proto layers.IPProtocol, l4 checksummed, ls .
 	return append([]gopacket.SerializableLayer{v6}, ls...)
 }
 
-// tunnel is a G-PDU's outside.
-type tunnel struct {
-	src, dst netip.Addr
-	teid     uint32
-	msgType  uint8 // 0: G-PDU
-	seq      *uint16
-	exts     []layers.GTPExtensionHeader // before the PDU Session Container
-	psc      bool                        // a PDU Session Container
-	pduType  uint8                       // its PDU type: 0 DL, 1 UL (TS 38.415 §5.5.2)
-	qfi      uint8
-}
-
-func (tn tunnel) layers(inner []gopacket.SerializableLayer) []gopacket.SerializableLayer {
-	ip := &layers.IPv4{Version: 4, TTL: 64, Flags: layers.IPv4DontFragment, Protocol: layers.IPProtocolUDP,
-		SrcIP: tn.src.AsSlice(), DstIP: tn.dst.AsSlice()}
-	udp := &layers.UDP{SrcPort: 2152, DstPort: 2152}
-	udp.SetNetworkLayerForChecksum(ip)
-	g := &layers.GTPv1U{Version: 1, ProtocolType: 1, MessageType: 255, TEID: tn.teid}
-	if tn.msgType != 0 {
-		g.MessageType = tn.msgType
-	}
-	if tn.seq != nil {
-		g.SequenceNumberFlag, g.SequenceNumber = true, *tn.seq
-	}
-	g.GTPExtensionHeaders = append(g.GTPExtensionHeaders, tn.exts...)
-	if tn.psc {
-		g.GTPExtensionHeaders = append(g.GTPExtensionHeaders,
-			layers.GTPExtensionHeader{Type: 0x85, Content: []byte{tn.pduType << 4, tn.qfi}})
-	}
-	return append([]gopacket.SerializableLayer{ip, udp, g}, inner...)
-}
-
-func serialize(ls ...gopacket.SerializableLayer) []byte {
-	buf := gopacket.NewSerializeBuffer()
-	if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}, ls...); err != nil {
-		panic(err)
-	}
-	return buf.Bytes()
-}
-
-// frame is ls in Ethernet; EtherType by the first layer.
-func frame(dst, src net.HardwareAddr, ls []gopacket.SerializableLayer) []byte {
-	et := layers.EthernetTypeIPv4
-	if _, ok := ls[0].(*layers.IPv6); ok {
-		et = layers.EthernetTypeIPv6
-	}
-	return serialize(append([]gopacket.SerializableLayer{&layers.Ethernet{DstMAC: dst, SrcMAC: src, EthernetType: et}}, ls...)...)
-}
-
 // fromUE is what a UE sends on ue0.
-func fromUE(inner []gopacket.SerializableLayer) []byte { return frame(MACGNBUE, MACUE, inner) }
+func fromUE(inner []gopacket.SerializableLayer) []byte { return testpkt.Frame(MACGNBUE, MACUE, inner) }
 
 // toUE is what the gNB sends to the UEs through gnbue.
-func toUE(inner []gopacket.SerializableLayer) []byte { return frame(MACUE, MACGNBUE, inner) }
+func toUE(inner []gopacket.SerializableLayer) []byte { return testpkt.Frame(MACUE, MACGNBUE, inner) }
 
 // fromUPF is a G-PDU the UPF sends to the gNB's n3.
-func fromUPF(tn tunnel, inner []gopacket.SerializableLayer) []byte {
-	return frame(macGNBN3, macUPFN3, tn.layers(inner))
+func fromUPF(tn testpkt.Tunnel, inner []gopacket.SerializableLayer) []byte {
+	return testpkt.Frame(macGNBN3, macUPFN3, tn.Layers(inner))
 }
 
 // encapped is what the gNB sends the UPF for session s: from its gNB
 // address, DF, TTL 64, ID 0, UDP 2152 to 2152 without a checksum, GTP-U
 // with the UL PDU Session Container and the session's QFI.
 func encapped(s smf.Session, inner []gopacket.SerializableLayer) []byte {
-	tn := tunnel{src: s.GNB, dst: s.UplinkAddr, teid: s.UplinkTEID, psc: true, pduType: 1, qfi: s.QFI}
-	b := frame(macUPFN3, macGNBN3, tn.layers(inner))
+	tn := testpkt.Tunnel{Src: s.GNB, Dst: s.UplinkAddr, TEID: s.UplinkTEID, PSC: true, PDUType: 1, QFI: s.QFI}
+	b := testpkt.Frame(macUPFN3, macGNBN3, tn.Layers(inner))
 	binary.BigEndian.PutUint16(b[14+20+6:], 0)
 	return b
 }
 
-func ipLen(ls []gopacket.SerializableLayer) uint64 { return uint64(len(serialize(ls...))) }
+func ipLen(ls []gopacket.SerializableLayer) uint64 { return uint64(len(testpkt.Serialize(ls...))) }
 
 func pad(b []byte, n int) []byte { return append(b, make([]byte, n)...) }
 
@@ -240,7 +191,7 @@ func TestPrivilegedUplinkEncapsulation(t *testing.T) {
 	tcp6 := segment(ue6(s2, 1), addrDN6, 600)
 	other6 := segment(ue6(s0, 0x77), addrDN6, 60) // any address in the session's /64
 	short := datagram(s2.UE, addrDN, 2)           // 30 bytes: gopacket pads the frame with 16 to 60
-	arp := serialize(&layers.Ethernet{DstMAC: layers.EthernetBroadcast, SrcMAC: MACUE, EthernetType: layers.EthernetTypeARP},
+	arp := testpkt.Serialize(&layers.Ethernet{DstMAC: layers.EthernetBroadcast, SrcMAC: MACUE, EthernetType: layers.EthernetTypeARP},
 		&layers.ARP{AddrType: layers.LinkTypeEthernet, Protocol: layers.EthernetTypeIPv4, HwAddressSize: 6, ProtAddressSize: 4,
 			Operation: layers.ARPRequest, SourceHwAddress: MACUE, SourceProtAddress: s0.UE.AsSlice(),
 			DstHwAddress: make([]byte, 6), DstProtAddress: gwUE.AsSlice()})
@@ -283,8 +234,8 @@ func TestPrivilegedUplinkEncapsulation(t *testing.T) {
 func TestPrivilegedDownlinkDecapsulation(t *testing.T) {
 	ns := fixtureNamespace(t)
 	s0, s1, s2 := testSessions[0], testSessions[1], testSessions[2]
-	dl := func(s smf.Session) tunnel {
-		return tunnel{src: addrUPF, dst: s.GNB, teid: s.DownlinkTEID, psc: true, pduType: 0, qfi: s.QFI}
+	dl := func(s smf.Session) testpkt.Tunnel {
+		return testpkt.Tunnel{Src: addrUPF, Dst: s.GNB, TEID: s.DownlinkTEID, PSC: true, PDUType: 0, QFI: s.QFI}
 	}
 	seq := uint16(0x1234)
 	udp4 := datagram(addrDN, s0.UE, 100)
@@ -294,24 +245,24 @@ func TestPrivilegedDownlinkDecapsulation(t *testing.T) {
 	lies := fromUPF(dl(s0), udp4)
 	binary.BigEndian.PutUint16(lies[14+20+8+2:], uint16(len(lies)))
 	noIP := fromUPF(dl(s0), udp4)
-	noIP[len(noIP)-len(serialize(udp4...))] = 0x55 // version 5
+	noIP[len(noIP)-len(testpkt.Serialize(udp4...))] = 0x55 // version 5
 	for _, c := range []fixture{
 		{name: "with the DL PDU Session Container", in: fromUPF(dl(s0), udp4),
 			verdict: xdpRedirect, out: toUE(udp4),
 			counted: map[int]Traffic{0: {DownlinkPackets: 1, DownlinkBytes: ipLen(udp4)}}},
-		{name: "without extension headers", in: fromUPF(tunnel{src: addrUPF, dst: addrGNB2, teid: s1.DownlinkTEID}, tcp4),
+		{name: "without extension headers", in: fromUPF(testpkt.Tunnel{Src: addrUPF, Dst: addrGNB2, TEID: s1.DownlinkTEID}, tcp4),
 			verdict: xdpRedirect, out: toUE(tcp4),
 			counted: map[int]Traffic{1: {DownlinkPackets: 1, DownlinkBytes: 1400}}},
 		{name: "with a sequence number and an extension header before the container",
 			in: func() []byte {
 				tn := dl(s2)
-				tn.seq, tn.exts = &seq, []layers.GTPExtensionHeader{{Type: 0x40, Content: []byte{0x08, 0x68}}}
+				tn.Seq, tn.Exts = &seq, []layers.GTPExtensionHeader{{Type: 0x40, Content: []byte{0x08, 0x68}}}
 				return fromUPF(tn, tcp6)
 			}(),
 			verdict: xdpRedirect, out: toUE(tcp6),
 			counted: map[int]Traffic{2: {DownlinkPackets: 1, DownlinkBytes: ipLen(tcp6)}}},
 		{name: "with a sequence number only", in: func() []byte {
-			tn := tunnel{src: addrUPF, dst: addrGNB, teid: s0.DownlinkTEID, seq: &seq}
+			tn := testpkt.Tunnel{Src: addrUPF, Dst: addrGNB, TEID: s0.DownlinkTEID, Seq: &seq}
 			return fromUPF(tn, udp4)
 		}(),
 			verdict: xdpRedirect, out: toUE(udp4),
@@ -321,13 +272,13 @@ func TestPrivilegedDownlinkDecapsulation(t *testing.T) {
 			verdict: xdpRedirect, out: toUE(short)[:14+30], // a veth pads nothing
 			counted: map[int]Traffic{1: {DownlinkPackets: 1, DownlinkBytes: 30}}},
 		{name: "a TEID that is no session's is the kernel's (the lab's probes)",
-			in: fromUPF(tunnel{src: addrUPF, dst: addrGNB, teid: 2, psc: true, qfi: 1}, udp4), verdict: xdpPass, others: [4]uint64{0, 0, 1, 0}},
+			in: fromUPF(testpkt.Tunnel{Src: addrUPF, Dst: addrGNB, TEID: 2, PSC: true, QFI: 1}, udp4), verdict: xdpPass, others: [4]uint64{0, 0, 1, 0}},
 		{name: "an Echo Request is the kernel's",
-			in: fromUPF(tunnel{src: addrUPF, dst: addrGNB, teid: 0, msgType: 1, seq: &seq}, nil), verdict: xdpPass, others: [4]uint64{0, 0, 1, 0}},
+			in: fromUPF(testpkt.Tunnel{Src: addrUPF, Dst: addrGNB, TEID: 0, MsgType: 1, Seq: &seq}, nil), verdict: xdpPass, others: [4]uint64{0, 0, 1, 0}},
 		{name: "an End Marker of a session's TEID is the kernel's",
-			in: fromUPF(tunnel{src: addrUPF, dst: addrGNB, teid: s0.DownlinkTEID, msgType: 254}, nil), verdict: xdpPass, others: [4]uint64{0, 0, 1, 0}},
+			in: fromUPF(testpkt.Tunnel{Src: addrUPF, Dst: addrGNB, TEID: s0.DownlinkTEID, MsgType: 254}, nil), verdict: xdpPass, others: [4]uint64{0, 0, 1, 0}},
 		{name: "UDP to another port is the kernel's",
-			in: frame(macGNBN3, macUPFN3, datagram(addrUPF, addrGNB, 64)), verdict: xdpPass, others: [4]uint64{0, 0, 1, 0}},
+			in: testpkt.Frame(macGNBN3, macUPFN3, datagram(addrUPF, addrGNB, 64)), verdict: xdpPass, others: [4]uint64{0, 0, 1, 0}},
 		{name: "a G-PDU whose length runs past the frame is dropped", in: lies, verdict: xdpDrop, others: [4]uint64{0, 0, 0, 1}},
 		{name: "a G-PDU that holds no IP packet is dropped", in: noIP, verdict: xdpDrop, others: [4]uint64{0, 0, 0, 1}},
 	} {
@@ -372,7 +323,7 @@ func TestPrivilegedCounters(t *testing.T) {
 	}
 	run(t, g.objs.TcGnbUl, fromUE(up))
 	for range 2 {
-		run(t, g.objs.XdpGnbDl, fromUPF(tunnel{src: addrUPF, dst: addrGNB2, teid: s1.DownlinkTEID, psc: true, qfi: 9}, down))
+		run(t, g.objs.XdpGnbDl, fromUPF(testpkt.Tunnel{Src: addrUPF, Dst: addrGNB2, TEID: s1.DownlinkTEID, PSC: true, QFI: 9}, down))
 	}
 	want := Traffic{UplinkPackets: 4, UplinkBytes: 4 * 128, DownlinkPackets: 2, DownlinkBytes: 2 * 1028}
 	c, err := g.Counters()

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
-	"net"
 	"net/netip"
 	"testing"
 
@@ -14,6 +13,7 @@ import (
 
 	"github.com/sluice-upf/sluice/internal/netns"
 	"github.com/sluice-upf/sluice/internal/testenv"
+	"github.com/sluice-upf/sluice/internal/testpkt"
 )
 
 // The testenv.UPF namespace: n3 198.18.3.2 toward the gNBs, n6 toward the
@@ -60,80 +60,31 @@ func datagram(src, dst netip.Addr, n int) []gopacket.SerializableLayer {
 
 // ipLen is the length of the IP packet of ls.
 func ipLen(ls []gopacket.SerializableLayer) uint64 {
-	return uint64(len(serialize(ls...)))
-}
-
-// tunnel is a G-PDU's outside.
-type tunnel struct {
-	src, dst netip.Addr
-	teid     uint32
-	msgType  uint8 // 0: G-PDU
-	seq      *uint16
-	exts     []layers.GTPExtensionHeader // before the PDU Session Container
-	psc      bool                        // a PDU Session Container
-	pduType  uint8                       // its PDU type: 0 DL, 1 UL (TS 38.415 §5.5.2)
-	qfi      uint8
-}
-
-func (tn tunnel) layers(inner []gopacket.SerializableLayer) []gopacket.SerializableLayer {
-	ip := &layers.IPv4{Version: 4, TTL: 64, Flags: layers.IPv4DontFragment, Protocol: layers.IPProtocolUDP,
-		SrcIP: tn.src.AsSlice(), DstIP: tn.dst.AsSlice()}
-	udp := &layers.UDP{SrcPort: 2152, DstPort: 2152}
-	udp.SetNetworkLayerForChecksum(ip)
-	g := &layers.GTPv1U{Version: 1, ProtocolType: 1, MessageType: 255, TEID: tn.teid}
-	if tn.msgType != 0 {
-		g.MessageType = tn.msgType
-	}
-	if tn.seq != nil {
-		g.SequenceNumberFlag, g.SequenceNumber = true, *tn.seq
-	}
-	g.GTPExtensionHeaders = append(g.GTPExtensionHeaders, tn.exts...)
-	if tn.psc {
-		g.GTPExtensionHeaders = append(g.GTPExtensionHeaders,
-			layers.GTPExtensionHeader{Type: 0x85, Content: []byte{tn.pduType << 4, tn.qfi}})
-	}
-	return append([]gopacket.SerializableLayer{ip, udp, g}, inner...)
-}
-
-func serialize(ls ...gopacket.SerializableLayer) []byte {
-	buf := gopacket.NewSerializeBuffer()
-	if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}, ls...); err != nil {
-		panic(err)
-	}
-	return buf.Bytes()
-}
-
-// frame is ls in Ethernet; EtherType by the first layer.
-func frame(dst, src net.HardwareAddr, ls []gopacket.SerializableLayer) []byte {
-	et := layers.EthernetTypeIPv4
-	if _, ok := ls[0].(*layers.IPv6); ok {
-		et = layers.EthernetTypeIPv6
-	}
-	return serialize(append([]gopacket.SerializableLayer{&layers.Ethernet{DstMAC: dst, SrcMAC: src, EthernetType: et}}, ls...)...)
+	return uint64(len(testpkt.Serialize(ls...)))
 }
 
 // uplink is a G-PDU from the gNB to N3 carrying inner.
-func uplink(tn tunnel, inner []gopacket.SerializableLayer) []byte {
-	return frame(testenv.MACN3, testenv.MACGNB, tn.layers(inner))
+func uplink(tn testpkt.Tunnel, inner []gopacket.SerializableLayer) []byte {
+	return testpkt.Frame(testenv.MACN3, testenv.MACGNB, tn.Layers(inner))
 }
 
 // decapped is inner as the minimal UPF sends it to the router: only the
 // Ethernet header is new (no TTL decrement).
 func decapped(inner []gopacket.SerializableLayer) []byte {
-	return frame(testenv.MACRouter, testenv.MACN6, inner)
+	return testpkt.Frame(testenv.MACRouter, testenv.MACN6, inner)
 }
 
 // downlink is an IP packet from the router.
 func downlink(inner []gopacket.SerializableLayer) []byte {
-	return frame(testenv.MACN6, testenv.MACRouter, inner)
+	return testpkt.Frame(testenv.MACN6, testenv.MACRouter, inner)
 }
 
 // encapped is inner as the minimal UPF sends it to session s's gNB: from
 // N3, DF, TTL 64, UDP 2152 to 2152 without a checksum, GTP-U with the DL
 // PDU Session Container and the session's QFI.
 func encapped(s Session, inner []gopacket.SerializableLayer) []byte {
-	tn := tunnel{src: addrN3, dst: s.GNB, teid: s.DownlinkTEID, psc: true, qfi: s.QFI}
-	b := frame(testenv.MACGNB, testenv.MACN3, tn.layers(inner))
+	tn := testpkt.Tunnel{Src: addrN3, Dst: s.GNB, TEID: s.DownlinkTEID, PSC: true, QFI: s.QFI}
+	b := testpkt.Frame(testenv.MACGNB, testenv.MACN3, tn.Layers(inner))
 	binary.BigEndian.PutUint16(b[14+20+6:], 0)
 	return b
 }
@@ -183,8 +134,8 @@ func TestPrivilegedMinimal(t *testing.T) {
 	s0, s1, s2 := testSessions[0], testSessions[1], testSessions[2]
 	up := func(s Session) []gopacket.SerializableLayer { return datagram(s.UE, addrDN, 64) }
 	down := func(s Session) []gopacket.SerializableLayer { return datagram(addrDN, s.UE, 64) }
-	ul := func(s Session) tunnel {
-		return tunnel{src: addrGNB, dst: addrN3, teid: s.UplinkTEID, psc: true, pduType: 1, qfi: s.QFI}
+	ul := func(s Session) testpkt.Tunnel {
+		return testpkt.Tunnel{Src: addrGNB, Dst: addrN3, TEID: s.UplinkTEID, PSC: true, PDUType: 1, QFI: s.QFI}
 	}
 	seq := uint16(0x1234)
 	short := datagram(addrDN, s1.UE, 2) // 30 bytes: gopacket pads the frame with 16 to 60
@@ -200,13 +151,13 @@ func TestPrivilegedMinimal(t *testing.T) {
 			verdict: xdpRedirect, out: decapped(up(s0)),
 			counted: map[int]Counters{0: {UplinkPackets: 1, UplinkBytes: ipLen(up(s0))}}},
 		{name: "uplink decap without extension headers", uplink: true,
-			in:      uplink(tunnel{src: addrGNB, dst: addrN3, teid: s1.UplinkTEID}, up(s1)),
+			in:      uplink(testpkt.Tunnel{Src: addrGNB, Dst: addrN3, TEID: s1.UplinkTEID}, up(s1)),
 			verdict: xdpRedirect, out: decapped(up(s1)),
 			counted: map[int]Counters{1: {UplinkPackets: 1, UplinkBytes: ipLen(up(s1))}}},
 		{name: "uplink decap with a sequence number and an extension before the container", uplink: true,
 			in: func() []byte {
 				tn := ul(s2)
-				tn.seq, tn.exts = &seq, []layers.GTPExtensionHeader{{Type: 0x40, Content: []byte{0x08, 0x68}}}
+				tn.Seq, tn.Exts = &seq, []layers.GTPExtensionHeader{{Type: 0x40, Content: []byte{0x08, 0x68}}}
 				return uplink(tn, up(s2))
 			}(),
 			verdict: xdpRedirect, out: decapped(up(s2)),
@@ -216,11 +167,11 @@ func TestPrivilegedMinimal(t *testing.T) {
 			verdict: xdpRedirect, out: decapped(datagram(netip.MustParseAddr("2001:2:0:45::2"), addrDN6, 64)),
 			counted: map[int]Counters{0: {UplinkPackets: 1, UplinkBytes: 40 + 8 + 64}}},
 		{name: "uplink unknown TEID dropped", uplink: true,
-			in: uplink(tunnel{src: addrGNB, dst: addrN3, teid: 0x101, psc: true, pduType: 1, qfi: 9}, up(s0)), verdict: xdpDrop},
+			in: uplink(testpkt.Tunnel{Src: addrGNB, Dst: addrN3, TEID: 0x101, PSC: true, PDUType: 1, QFI: 9}, up(s0)), verdict: xdpDrop},
 		{name: "uplink G-PDU to another address is the kernel's", uplink: true,
-			in: uplink(tunnel{src: addrGNB, dst: netip.MustParseAddr("198.18.3.3"), teid: s0.UplinkTEID}, up(s0)), verdict: xdpPass},
+			in: uplink(testpkt.Tunnel{Src: addrGNB, Dst: netip.MustParseAddr("198.18.3.3"), TEID: s0.UplinkTEID}, up(s0)), verdict: xdpPass},
 		{name: "uplink Echo Request is the kernel's", uplink: true,
-			in: uplink(tunnel{src: addrGNB, dst: addrN3, msgType: 1, seq: &seq}, nil), verdict: xdpPass},
+			in: uplink(testpkt.Tunnel{Src: addrGNB, Dst: addrN3, MsgType: 1, Seq: &seq}, nil), verdict: xdpPass},
 		{name: "uplink G-PDU whose length runs past the frame is the kernel's", uplink: true,
 			in: func() []byte {
 				b := uplink(ul(s0), up(s0))
@@ -289,7 +240,7 @@ func TestPrivilegedMinimalCounters(t *testing.T) {
 	up := datagram(s2.UE, addrDN, 100)
 	down := datagram(addrDN, s2.UE, 1000)
 	for range 3 {
-		run(t, m.Uplink(), uplink(tunnel{src: addrGNB, dst: addrN3, teid: s2.UplinkTEID, psc: true, pduType: 1, qfi: 9}, up))
+		run(t, m.Uplink(), uplink(testpkt.Tunnel{Src: addrGNB, Dst: addrN3, TEID: s2.UplinkTEID, PSC: true, PDUType: 1, QFI: 9}, up))
 	}
 	for range 2 {
 		run(t, m.Downlink(), downlink(down))

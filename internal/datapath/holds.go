@@ -92,24 +92,22 @@ func absent(m *ebpf.Map, key any) (bool, error) {
 
 // Lookups lists the keys of every uplink and downlink lookup entry.
 func (d *Datapath) Lookups() (uplink []UplinkKey, downlink []netip.Prefix, err error) {
-	var up bpfUpfFteidKey
-	it := d.objs.UlTeids.Iterate()
-	for it.Next(&up, new(bpfUpfRules)) {
-		uplink = append(uplink, UplinkKey{TEID: wordBE(up.Teid), Endpoint: up.Ep})
-	}
-	if err := it.Err(); err != nil {
+	ups, err := hashKeys[bpfUpfFteidKey](d.objs.UlTeids)
+	if err != nil {
 		return nil, nil, fmt.Errorf("datapath: list uplink entries: %w", err)
 	}
-	var v4 uint32
-	it = d.objs.DlUe4.Iterate()
-	for it.Next(&v4, new(bpfUpfRules)) {
-		downlink = append(downlink, netip.PrefixFrom(wordsAddr([4]uint32{v4}, 4), 32))
+	for _, k := range ups {
+		uplink = append(uplink, UplinkKey{TEID: wordBE(k.Teid), Endpoint: k.Ep})
 	}
-	if err := it.Err(); err != nil {
+	v4s, err := hashKeys[uint32](d.objs.DlUe4)
+	if err != nil {
 		return nil, nil, fmt.Errorf("datapath: list downlink IPv4 entries: %w", err)
 	}
+	for _, k := range v4s {
+		downlink = append(downlink, netip.PrefixFrom(wordsAddr([4]uint32{k}, 4), 32))
+	}
+	it := d.objs.DlUe6.Iterate() // an LPM trie has no batch lookup
 	var v6 bpfUpfUe6Key
-	it = d.objs.DlUe6.Iterate()
 	for it.Next(&v6, new(bpfUpfRules)) {
 		downlink = append(downlink, netip.PrefixFrom(wordsAddr(v6.Addr, 6), int(v6.Prefixlen)))
 	}
@@ -118,4 +116,24 @@ func (d *Datapath) Lookups() (uplink []UplinkKey, downlink []netip.Prefix, err e
 	}
 	slices.SortFunc(downlink, netip.Prefix.Compare)
 	return uplink, downlink, nil
+}
+
+// hashKeys lists the keys of a hash map of lookup entries, a batch at a
+// time: one system call a batch, where an iterator makes two an entry
+// (0.4 s of a take-over at 100,000 sessions).
+func hashKeys[K any](m *ebpf.Map) ([]K, error) {
+	const batch = 4096
+	var keys []K
+	batchKeys, values := make([]K, batch), make([]bpfUpfRules, batch)
+	var cursor ebpf.MapBatchCursor
+	for {
+		n, err := m.BatchLookup(&cursor, batchKeys, values, nil)
+		keys = append(keys, batchKeys[:n]...)
+		if errors.Is(err, ebpf.ErrKeyNotExist) {
+			return keys, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 }

@@ -21,7 +21,7 @@ var ErrInUse = errors.New("in use by another run")
 // holds it, and says which process holds it. Two runs in one lab would
 // start two UPFs on the same devices, and the first to end would take the
 // lab down under the other. The kernel drops the claim of a process that
-// dies.
+// dies; release also removes the lock file.
 func Claim(name string) (release func() error, err error) {
 	if name == "" {
 		name = DefaultName
@@ -33,6 +33,29 @@ func Claim(name string) (release func() error, err error) {
 		return nil, fmt.Errorf("topo: claim lab %s: %w", name, err)
 	}
 	path := filepath.Join(ClaimDir, name+".lock")
+	// A holder removes the file before it lets go: a lock taken on a file
+	// no longer at path is another's leftover, and the claim starts again.
+	for range 8 {
+		f, err := lockFile(path, name)
+		if err != nil {
+			return nil, err
+		}
+		if f != nil {
+			return func() error {
+				err := os.Remove(path) // before the lock goes: see above
+				if errors.Is(err, os.ErrNotExist) {
+					err = nil
+				}
+				return errors.Join(err, f.Close())
+			}, nil
+		}
+	}
+	return nil, fmt.Errorf("topo: claim lab %s: %s keeps being replaced", name, path)
+}
+
+// lockFile opens path and locks it: the file, or nil if it was removed or
+// replaced meanwhile (try again), or ErrInUse.
+func lockFile(path, name string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("topo: claim lab %s: %w", name, err)
@@ -46,11 +69,17 @@ func Claim(name string) (release func() error, err error) {
 		}
 		return nil, fmt.Errorf("topo: claim lab %s: %w", name, err)
 	}
+	held, err1 := f.Stat()
+	now, err2 := os.Stat(path)
+	if err1 != nil || err2 != nil || !os.SameFile(held, now) {
+		f.Close()
+		return nil, nil
+	}
 	// Who holds it, for the error of the next claim; the lock is what counts.
 	if f.Truncate(0) == nil {
 		fmt.Fprintf(f, "%d\n", os.Getpid())
 	}
-	return f.Close, nil // closing the file drops the lock
+	return f, nil
 }
 
 // CheckFree fails with ErrInUse while a run holds the lab called name: for

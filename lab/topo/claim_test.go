@@ -44,6 +44,9 @@ func TestClaimIsExclusive(t *testing.T) {
 	if err := release(); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the lock file after release: %v, want it removed", err)
+	}
 	if err := CheckFree(name); err != nil {
 		t.Errorf("CheckFree once released: %v", err)
 	}

@@ -75,28 +75,37 @@ func encBool(b []byte, p unsafe.Pointer) []byte {
 	return append(b, 0)
 }
 
+// encInt and encUint pick the encoder of an integer of size bytes.
 func encInt(size uintptr) encoder {
 	switch size {
 	case 1:
-		return func(b []byte, p unsafe.Pointer) []byte { return binary.AppendVarint(b, int64(*(*int8)(p))) }
+		return encVarint[int8]
 	case 2:
-		return func(b []byte, p unsafe.Pointer) []byte { return binary.AppendVarint(b, int64(*(*int16)(p))) }
+		return encVarint[int16]
 	case 4:
-		return func(b []byte, p unsafe.Pointer) []byte { return binary.AppendVarint(b, int64(*(*int32)(p))) }
+		return encVarint[int32]
 	}
-	return func(b []byte, p unsafe.Pointer) []byte { return binary.AppendVarint(b, *(*int64)(p)) }
+	return encVarint[int64]
 }
 
 func encUint(size uintptr) encoder {
 	switch size {
 	case 1:
-		return func(b []byte, p unsafe.Pointer) []byte { return binary.AppendUvarint(b, uint64(*(*uint8)(p))) }
+		return encUvarint[uint8]
 	case 2:
-		return func(b []byte, p unsafe.Pointer) []byte { return binary.AppendUvarint(b, uint64(*(*uint16)(p))) }
+		return encUvarint[uint16]
 	case 4:
-		return func(b []byte, p unsafe.Pointer) []byte { return binary.AppendUvarint(b, uint64(*(*uint32)(p))) }
+		return encUvarint[uint32]
 	}
-	return func(b []byte, p unsafe.Pointer) []byte { return binary.AppendUvarint(b, *(*uint64)(p)) }
+	return encUvarint[uint64]
+}
+
+func encVarint[T int8 | int16 | int32 | int64](b []byte, p unsafe.Pointer) []byte {
+	return binary.AppendVarint(b, int64(*(*T)(p)))
+}
+
+func encUvarint[T uint8 | uint16 | uint32 | uint64](b []byte, p unsafe.Pointer) []byte {
+	return binary.AppendUvarint(b, uint64(*(*T)(p)))
 }
 
 func appendFloat(b []byte, f float64) []byte {

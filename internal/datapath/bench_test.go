@@ -45,6 +45,10 @@ import (
 // ratios are free of the drift between runs, 10-30 % on this VM, though
 // not of the noise within one (docs/benchmarks.md, "Paired trials").
 //
+// SLUICE_BENCH_LINES=file.json writes, at the end, where the machine code
+// of each case's program came from, line by line, for a profile of the run
+// (scripts/bench-profile.sh).
+//
 // Two measures per case: the program's time per packet under BPF_PROG_RUN,
 // each run on a fresh copy of the frame; and its in-kernel run time per
 // packet (BPF run-time statistics) while attached, under real traffic from
@@ -105,6 +109,11 @@ func BenchmarkDatapath(b *testing.B) {
 			for _, c := range cases {
 				b.Logf("%s: prog.Run %v in-kernel %v Mpps %v", c.name, c.runNS, c.kernNS, c.mpps)
 			}
+		}
+	}
+	if path := os.Getenv("SLUICE_BENCH_LINES"); path != "" {
+		if err := writeJitLines(path, cases); err != nil {
+			b.Fatal(err)
 		}
 	}
 	printBench(cases)

@@ -35,19 +35,24 @@ type jitLine struct {
 }
 
 // writeJitLines writes the line tables of the cases' programs to path, as
-// JSON, while they are still loaded.
+// JSON, while they are still loaded: the program measured, and the
+// generator and the sink that share its CPU in the closed loop.
 func writeJitLines(path string, cases []*benchCase) error {
 	var out []jitProgram
 	for _, c := range cases {
-		if c.kind == kindFloor { // built by hand: no source lines
-			continue
+		progs := []*ebpf.Program{c.gen.Program(), c.sink.Program()}
+		names := []string{c.name + ", generator", c.name + ", sink"}
+		if c.kind != kindFloor { // the floor is built by hand: no source lines
+			progs, names = append(progs, c.program()), append(names, c.name)
 		}
-		p, err := lineTable(c.program())
-		if err != nil {
-			return fmt.Errorf("%s: %w", c.name, err)
+		for i, prog := range progs {
+			p, err := lineTable(prog)
+			if err != nil {
+				return fmt.Errorf("%s: %w", names[i], err)
+			}
+			p.Case = names[i]
+			out = append(out, p)
 		}
-		p.Case = c.name
-		out = append(out, p)
 	}
 	data, err := json.MarshalIndent(out, "", "\t")
 	if err != nil {

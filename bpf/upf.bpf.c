@@ -4,7 +4,9 @@
  *
  * xdp_n3 and xdp_n9 take GTP-U from gNBs and peer UPFs, xdp_n6 takes IP
  * from the data network. Each parses, finds the session and runs the one
- * pipeline of upf_session; every packet leaves through upf_exit.
+ * pipeline of upf_session; every packet leaves through upf_exit. On N3 the
+ * commonest G-PDUs take the fast path of lib/lean.h instead, which does
+ * the same in one pass and declines everything else.
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -21,6 +23,7 @@
 #include "lib/fwd.h"
 #include "lib/host.h"
 #include "lib/stats.h"
+#include "lib/lean.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -188,7 +191,8 @@ static __always_inline int upf_n6_in(struct xdp_md *ctx, struct upf_pkt *p)
 	return upf_session(ctx, p, rules);
 }
 
-static __always_inline int upf_entry(struct xdp_md *ctx, __u8 iface, __u8 src_mask)
+/* Every frame the fast path declines: parsed into a packet record, and the pipeline. */
+static __always_inline int upf_general(struct xdp_md *ctx, __u8 iface, __u8 src_mask)
 {
 	struct upf_pkt p = {
 	    .ifindex = ctx->ingress_ifindex,
@@ -197,9 +201,21 @@ static __always_inline int upf_entry(struct xdp_md *ctx, __u8 iface, __u8 src_ma
 	};
 	int ret;
 
-	stats_if(iface, ctx->data_end - ctx->data, 0);
 	ret = iface == UPF_IF_N6 ? upf_n6_in(ctx, &p) : upf_gtpu_in(ctx, &p);
 	return upf_exit(ctx, &p, ret);
+}
+
+static __always_inline int upf_entry(struct xdp_md *ctx, __u8 iface, __u8 src_mask)
+{
+	int ret;
+
+	stats_if(iface, ctx->data_end - ctx->data, 0);
+	if (iface == UPF_IF_N3) {
+		ret = lean_n3(ctx);
+		if (ret != LEAN_DECLINE)
+			return ret;
+	}
+	return upf_general(ctx, iface, src_mask);
 }
 
 SEC("xdp")

@@ -5,7 +5,8 @@
 # OTHER is a commit (its objects are built in a temporary work tree) or a
 # directory holding a work tree of this repository whose objects are built
 # already (make generate, or go generate ./internal/datapath). The two must
-# agree on the maps and types: a change to the programs alone.
+# agree on the maps, types and configuration variables: a change to the
+# programs alone.
 #
 #   scripts/bench-trial.sh HEAD~1                      # before and after a change
 #   SLUICE_BENCH='1 PDR$' SLUICE_BENCH_ROUNDS=15 scripts/bench-trial.sh ../trial

@@ -55,10 +55,9 @@ static __always_inline struct upf_nexthop *nh_slot(__u8 family, const struct upf
 }
 
 static __always_inline int nh_hit(const struct upf_nexthop *nh, __u8 family,
-				  const struct upf_addr *dst, const struct upf_pkt *p, __u32 len,
-				  __u64 now)
+				  const struct upf_addr *dst, __u32 ifindex, __u32 len, __u64 now)
 {
-	return nh->family == family && nh->in_ifindex == p->ifindex && len <= nh->ok_len &&
+	return nh->family == family && nh->in_ifindex == ifindex && len <= nh->ok_len &&
 	       now < nh->expires_ns && nh->dst.a[0] == dst->a[0] && nh->dst.a[1] == dst->a[1] &&
 	       nh->dst.a[2] == dst->a[2] && nh->dst.a[3] == dst->a[3];
 }
@@ -180,7 +179,7 @@ static __always_inline int fwd_lookup(struct xdp_md *ctx, struct upf_pkt *p,
 	if (cfg_nexthop_ttl_ns) {
 		now = bpf_ktime_get_coarse_ns();
 		nh = nh_slot(family, dst);
-		if (nh && nh_hit(nh, family, dst, p, len, now)) {
+		if (nh && nh_hit(nh, family, dst, p->ifindex, len, now)) {
 			nh_use(p, nh);
 			return 0;
 		}

@@ -44,8 +44,11 @@ static __always_inline __u32 stats_iface_of(__u32 ifindex)
 	return UPF_IF_N9;
 }
 
-/* ret: an XDP action, or a negative UPF_DROP_* reason. */
-static __always_inline int upf_exit(struct xdp_md *ctx, const struct upf_pkt *p, int ret)
+/*
+ * ret: an XDP action, or a negative UPF_DROP_* reason; egress the device a
+ * redirect sends to, iface the role it arrived on (XDP_TX goes back there).
+ */
+static __always_inline int stats_exit(struct xdp_md *ctx, int ret, __u32 egress, __u8 iface)
 {
 	__u32 len = ctx->data_end - ctx->data;
 
@@ -55,10 +58,15 @@ static __always_inline int upf_exit(struct xdp_md *ctx, const struct upf_pkt *p,
 	}
 	stats_inc(&verdicts, ret);
 	if (ret == XDP_REDIRECT)
-		stats_if(stats_iface_of(p->egress), len, 1);
+		stats_if(stats_iface_of(egress), len, 1);
 	else if (ret == XDP_TX)
-		stats_if(p->iface, len, 1);
+		stats_if(iface, len, 1);
 	return ret;
+}
+
+static __always_inline int upf_exit(struct xdp_md *ctx, const struct upf_pkt *p, int ret)
+{
+	return stats_exit(ctx, ret, p->egress, p->iface);
 }
 
 #endif /* UPF_STATS_H */

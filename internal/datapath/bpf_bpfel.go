@@ -271,6 +271,7 @@ const (
 	bpfProgXdpN6             = "xdp_n6"
 	bpfProgXdpN9             = "xdp_n9"
 	bpfVarCfgEventIntervalNs = "cfg_event_interval_ns"
+	bpfVarCfgFastPath        = "cfg_fast_path"
 	bpfVarCfgGtpuEps         = "cfg_gtpu_eps"
 	bpfVarCfgIfindex         = "cfg_ifindex"
 	bpfVarCfgListeners       = "cfg_listeners"
@@ -356,6 +357,7 @@ type bpfMapSpecs struct {
 // It can be passed ebpf.CollectionSpec.Assign.
 type bpfVariableSpecs struct {
 	CfgEventIntervalNs *ebpf.VariableSpec `ebpf:"cfg_event_interval_ns"`
+	CfgFastPath        *ebpf.VariableSpec `ebpf:"cfg_fast_path"`
 	CfgGtpuEps         *ebpf.VariableSpec `ebpf:"cfg_gtpu_eps"`
 	CfgIfindex         *ebpf.VariableSpec `ebpf:"cfg_ifindex"`
 	CfgListeners       *ebpf.VariableSpec `ebpf:"cfg_listeners"`
@@ -433,6 +435,7 @@ func (m *bpfMaps) Close() error {
 // It can be passed to loadBpfObjects or ebpf.CollectionSpec.LoadAndAssign.
 type bpfVariables struct {
 	CfgEventIntervalNs *ebpf.Variable `ebpf:"cfg_event_interval_ns"`
+	CfgFastPath        *ebpf.Variable `ebpf:"cfg_fast_path"`
 	CfgGtpuEps         *ebpf.Variable `ebpf:"cfg_gtpu_eps"`
 	CfgIfindex         *ebpf.Variable `ebpf:"cfg_ifindex"`
 	CfgListeners       *ebpf.Variable `ebpf:"cfg_listeners"`

@@ -80,6 +80,10 @@ type Options struct {
 	// must never reach (upfd's PFCP, API, metrics): N6 traffic to their
 	// ports is dropped at every address. At most MaxListeners.
 	Listeners []Listener
+	// NoFastPath sends every frame through the general pipeline, which the
+	// fast path for the commonest G-PDUs (bpf/lib/lean.h) otherwise spares
+	// them: to compare the two (FuzzDatapath), or to rule it out.
+	NoFastPath bool
 }
 
 // Listener is a listening socket by transport and port.
@@ -431,6 +435,10 @@ func setConstants(spec *ebpf.CollectionSpec, opts Options, ifaces map[Role]*net.
 		}
 		listeners[i] = bpfUpfListener{Proto: proto, Port: l.Port}
 	}
+	fastPath := uint8(1)
+	if opts.NoFastPath {
+		fastPath = 0
+	}
 	for name, v := range map[string]any{
 		"cfg_listeners":         listeners,
 		"cfg_gtpu_eps":          eps,
@@ -439,8 +447,13 @@ func setConstants(spec *ebpf.CollectionSpec, opts Options, ifaces map[Role]*net.
 		"cfg_event_interval_ns": uint64(interval.Nanoseconds()),
 		"cfg_mbr_burst_ns":      uint64(burst.Nanoseconds()),
 		"cfg_nexthop_ttl_ns":    uint64(nhTTL.Nanoseconds()),
+		"cfg_fast_path":         fastPath,
 	} {
-		if err := spec.Variables[name].Set(v); err != nil {
+		variable := spec.Variables[name]
+		if variable == nil {
+			return fmt.Errorf("datapath: the eBPF objects have no %s: built from other sources than this program", name)
+		}
+		if err := variable.Set(v); err != nil {
 			return fmt.Errorf("datapath: set %s: %w", name, err)
 		}
 	}

@@ -3,7 +3,12 @@ package datapath
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
+	"maps"
+	"net/netip"
 	"testing"
+
+	"github.com/gopacket/gopacket/layers"
 
 	"github.com/sluice-upf/sluice/internal/testenv"
 )
@@ -11,13 +16,29 @@ import (
 // FuzzDatapath feeds arbitrary frames to the N3 or N6 program. Whatever
 // arrives, the program never aborts, every packet is counted exactly once,
 // and what it sends out is a well-formed frame from one of our ports.
+//
+// Each frame also goes through a second datapath without the fast path
+// (bpf/lib/lean.h). Each runs the frame twice, the first run filling the
+// next-hop cache, which the fast path needs, and the two must agree on the
+// verdict, the frame sent and every counter, both times.
 func FuzzDatapath(f *testing.F) {
 	ns := testenv.UPF(f)
 	d := loadIn(f, ns, Options{})
-	if err := d.Apply(baseSession()); err != nil {
-		f.Fatal(err)
+	general := loadIn(f, ns, Options{NoFastPath: true})
+	for _, dp := range []*Datapath{d, general} {
+		if err := dp.Apply(append(baseSession(), leanSession()...)); err != nil {
+			f.Fatal(err)
+		}
 	}
+	psc := tunnel{src: addrGNB, dst: addrN3, teid: teidUL, qfi: qfiDef, pduType: 1, df: true}
+	lean := psc
+	lean.teid = teidLean
 	f.Add(uplink(ulTunnel, upFlow), false)
+	f.Add(uplink(psc, upFlow), false)
+	f.Add(uplink(lean, upFlow), false)
+	f.Add(uplink(lean, flow{src: addrUE, dst: addrDN, sport: 40000, dport: 80, proto: layers.IPProtocolTCP, payload: 1300}), false)
+	f.Add(uplink(lean, flow{src: addrDN, dst: addrUE, sport: 40000, dport: 5001, payload: 64}), false) // not the UE's address
+	f.Add(uplink(lean, flow{src: addrUE, dst: addrDN, sport: 40000, dport: 5001, ttl: 1, payload: 64}), false)
 	f.Add(uplink(tunnel{src: addrGNB, dst: addrN3, teid: teidUL, qfi: 9, pduType: 1, seq: u16p(7)}, upFlow6), false)
 	f.Add(uplink(tunnel{src: addrGNBv6, dst: addrN3v6, teid: teidUL}, upFlow), false)
 	f.Add(gtpuFrame(macN3, macGNB, tunnel{src: addrGNB, dst: addrN3, msgType: 1, seq: u16p(1)}, nil), false)
@@ -32,32 +53,130 @@ func FuzzDatapath(f *testing.F) {
 		if n6 {
 			role = N6
 		}
-		before, _ := d.Stats()
-		v, out := runXDP(t, d, ns, role, frame)
-		after, _ := d.Stats()
-
-		var counted uint64
-		for i := range after.Verdicts {
-			counted += after.Verdicts[i] - before.Verdicts[i]
-		}
-		if counted != 1 {
-			t.Fatalf("verdict counted %d times", counted)
-		}
-		switch v {
-		case Dropped:
-			if len(diffDrops(before, after)) != 1 {
-				t.Fatalf("dropped with reasons %v", diffDrops(before, after))
+		for run := 1; run <= 2; run++ {
+			got := observe(t, d, ns, role, frame)
+			want := observe(t, general, ns, role, frame)
+			if diff := got.differs(want); diff != "" {
+				t.Fatalf("run %d: with the fast path %s", run, diff)
 			}
-		case Passed:
-			if !bytes.Equal(out, frame) {
-				t.Fatalf("frame passed to the kernel was altered")
-			}
-		case Transmitted, Redirected:
-			checkSent(t, out)
-		default:
-			t.Fatalf("verdict %d", v)
+			got.check(t, frame)
 		}
 	})
+}
+
+// teidLean is a session the fast path takes: a UE address filter, an MBR
+// QER and a URR on its uplink PDR, as the SMFs send.
+const teidLean = 0x700
+
+func leanSession() []Op {
+	ul := PDR{ID: 7, Src: Access, OHR: OHRGTPUIP, FARID: 1, QERIDs: [2]uint32{7}, URRIDs: [2]uint32{7},
+		Filter: SDF{Src: netip.PrefixFrom(addrUE, 32)}}
+	return []Op{
+		PutQER{ID: 7, QER: QER{MBRUplink: 1_000_000_000, MBRDownlink: 1_000_000_000, QFI: qfiDef}},
+		PutURR{ID: 7, URR: URR{}},
+		PutUplink{UplinkKey{teidLean, epN3}, Rules{Session: 7, PDRs: []PDR{ul}}},
+	}
+}
+
+// observed is what one run of a frame did: its verdict, the frame sent, and
+// how the counters moved.
+type observed struct {
+	verdict    Verdict
+	out        []byte
+	verdicts   [5]uint64
+	drops      map[DropReason]uint64
+	interfaces map[Role]InterfaceStats
+	usage      map[uint32]Usage // the sessions' URRs
+}
+
+func observe(t *testing.T, d *Datapath, ns string, role Role, frame []byte) observed {
+	t.Helper()
+	before, err := d.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	usageBefore := urrUsage(t, d)
+	v, out := runXDP(t, d, ns, role, frame)
+	after, err := d.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := observed{verdict: v, out: out, drops: diffDrops(before, after),
+		interfaces: map[Role]InterfaceStats{}, usage: map[uint32]Usage{}}
+	for i := range after.Verdicts {
+		o.verdicts[i] = after.Verdicts[i] - before.Verdicts[i]
+	}
+	for r, s := range after.Interfaces {
+		b := before.Interfaces[r]
+		o.interfaces[r] = InterfaceStats{
+			Rx: Traffic{s.Rx.Packets - b.Rx.Packets, s.Rx.Bytes - b.Rx.Bytes},
+			Tx: Traffic{s.Tx.Packets - b.Tx.Packets, s.Tx.Bytes - b.Tx.Bytes}}
+	}
+	for id, u := range urrUsage(t, d) {
+		b := usageBefore[id]
+		o.usage[id] = Usage{
+			Uplink:   Traffic{u.Uplink.Packets - b.Uplink.Packets, u.Uplink.Bytes - b.Uplink.Bytes},
+			Downlink: Traffic{u.Downlink.Packets - b.Downlink.Packets, u.Downlink.Bytes - b.Downlink.Bytes}}
+	}
+	return o
+}
+
+func urrUsage(t *testing.T, d *Datapath) map[uint32]Usage {
+	t.Helper()
+	m := map[uint32]Usage{}
+	for _, id := range []uint32{1, 7} {
+		u, err := d.Usage(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m[id] = u
+	}
+	return m
+}
+
+// differs says how o and want differ, or "".
+func (o observed) differs(want observed) string {
+	switch {
+	case o.verdict != want.verdict:
+		return fmt.Sprintf("verdict %v, without %v", o.verdict, want.verdict)
+	case (o.verdict == Redirected || o.verdict == Transmitted) && !bytes.Equal(o.out, want.out):
+		return fmt.Sprintf("sent\n%x\nwithout\n%x", o.out, want.out)
+	case o.verdicts != want.verdicts:
+		return fmt.Sprintf("counted verdicts %v, without %v", o.verdicts, want.verdicts)
+	case !maps.Equal(o.drops, want.drops):
+		return fmt.Sprintf("counted drops %v, without %v", o.drops, want.drops)
+	case !maps.Equal(o.interfaces, want.interfaces):
+		return fmt.Sprintf("counted on interfaces %v, without %v", o.interfaces, want.interfaces)
+	case !maps.Equal(o.usage, want.usage):
+		return fmt.Sprintf("counted usage %v, without %v", o.usage, want.usage)
+	}
+	return ""
+}
+
+// check: the packet counted once, as what became of it.
+func (o observed) check(t *testing.T, frame []byte) {
+	t.Helper()
+	var counted uint64
+	for _, n := range o.verdicts {
+		counted += n
+	}
+	if counted != 1 {
+		t.Fatalf("verdict counted %d times", counted)
+	}
+	switch o.verdict {
+	case Dropped:
+		if len(o.drops) != 1 {
+			t.Fatalf("dropped with reasons %v", o.drops)
+		}
+	case Passed:
+		if !bytes.Equal(o.out, frame) {
+			t.Fatalf("frame passed to the kernel was altered")
+		}
+	case Transmitted, Redirected:
+		checkSent(t, o.out)
+	default:
+		t.Fatalf("verdict %d", o.verdict)
+	}
 }
 
 // checkSent: our source MAC, an IP EtherType, and an IP length that is the frame's.

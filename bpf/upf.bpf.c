@@ -4,9 +4,9 @@
  *
  * xdp_n3 and xdp_n9 take GTP-U from gNBs and peer UPFs, xdp_n6 takes IP
  * from the data network. Each parses, finds the session and runs the one
- * pipeline of upf_session; every packet leaves through upf_exit. On N3 the
- * commonest G-PDUs take the fast path of lib/lean.h instead, which does
- * the same in one pass and declines everything else.
+ * pipeline of upf_session; every packet leaves through upf_exit. On N3 and
+ * N6 the commonest packets take the fast path of lib/lean.h instead, which
+ * does the same in one pass and declines everything else.
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -210,8 +210,8 @@ static __always_inline int upf_entry(struct xdp_md *ctx, __u8 iface, __u8 src_ma
 	int ret;
 
 	stats_if(iface, ctx->data_end - ctx->data, 0);
-	if (iface == UPF_IF_N3) {
-		ret = lean_n3(ctx);
+	if (iface != UPF_IF_N9) {
+		ret = iface == UPF_IF_N3 ? lean_n3(ctx) : lean_n6(ctx);
 		if (ret != LEAN_DECLINE)
 			return ret;
 	}

@@ -22,10 +22,16 @@
 #define AF_INET6 10
 #define OUTER_TTL 64
 
-static __always_inline __u32 gtpu_hdr_len(const struct upf_pkt *p)
+/* A G-PDU's header: with a PDU Session Container when a QER gives a QFI. */
+static __always_inline __u32 gtpu_len_for(__u8 qfi)
 {
 	return sizeof(struct gtpu_hdr) +
-	       (p->mark_qfi ? sizeof(struct gtpu_opt) + sizeof(struct gtpu_pdu_session) : 0);
+	       (qfi ? sizeof(struct gtpu_opt) + sizeof(struct gtpu_pdu_session) : 0);
+}
+
+static __always_inline __u32 gtpu_hdr_len(const struct upf_pkt *p)
+{
+	return gtpu_len_for(p->mark_qfi);
 }
 
 /* Bytes in front of the IP packet once it leaves: Ethernet plus any tunnel. */
@@ -218,22 +224,23 @@ static __always_inline void fwd_dec_ttl(struct xdp_md *ctx, struct upf_pkt *p)
 	}
 }
 
-static __always_inline void gtpu_write(struct gtpu_hdr *h, const struct upf_far *far,
-				       const struct upf_pkt *p)
+/* The G-PDU header of a packet of ip_len octets, marked with qfi and rqi if qfi. */
+static __always_inline void gtpu_write(struct gtpu_hdr *h, __be32 teid, __u8 qfi, __u8 rqi,
+				       __u16 ip_len)
 {
 	struct gtpu_opt *opt = (void *)(h + 1);
 	struct gtpu_pdu_session *psc = (void *)(opt + 1);
 
 	h->flags = GTPU_F_VERSION1 | GTPU_F_PT;
 	h->type = GTPU_G_PDU;
-	h->teid = far->teid;
-	h->len = bpf_htons(gtpu_hdr_len(p) - sizeof(*h) + p->ip_len);
-	if (!p->mark_qfi)
+	h->teid = teid;
+	h->len = bpf_htons(gtpu_len_for(qfi) - sizeof(*h) + ip_len);
+	if (!qfi)
 		return;
 	/* 5G: DL PDU SESSION INFORMATION, PDU type 0 (TS 38.415 §5.5.2.1). */
 	h->flags |= GTPU_F_E;
 	*opt = (struct gtpu_opt){.next_ext = GTPU_EXT_PDU_SESSION};
-	*psc = (struct gtpu_pdu_session){.len = 1, .qfi = (p->mark_rqi ? 0x40 : 0) | p->mark_qfi};
+	*psc = (struct gtpu_pdu_session){.len = 1, .qfi = (rqi ? 0x40 : 0) | qfi};
 }
 
 static __always_inline void udp_write(struct udphdr *udp, __u16 len)
@@ -244,14 +251,25 @@ static __always_inline void udp_write(struct udphdr *udp, __u16 len)
 	udp->check = 0;
 }
 
-/* Outer IPv4/UDP/GTP-U; the UDP checksum is 0, as IPv4 allows. */
-static __always_inline int fwd_push_v4(void *data, void *end, const struct upf_pkt *p,
-				       const struct upf_far *far)
+/* The tunnel a FAR sends a packet in: the outer header's fields, the marks. */
+struct gtpu_out {
+	__be32 local, peer; /* IPv4 */
+	__be32 teid;
+	__u8 tos;
+	__u8 qfi, rqi; /* qfi 0: no PDU Session Container */
+};
+
+/*
+ * Outer IPv4/UDP/GTP-U in front of the packet of ip_len octets at
+ * data + ETH_HLEN + the headers; the UDP checksum is 0, as IPv4 allows.
+ */
+static __always_inline int gtpu_push_v4(void *data, void *end, const struct gtpu_out *t,
+					__u16 ip_len)
 {
 	struct iphdr *ip = data + ETH_HLEN;
 	struct udphdr *udp = (void *)(ip + 1);
 	struct gtpu_hdr *h = (void *)(udp + 1);
-	__u16 udp_len = sizeof(*udp) + gtpu_hdr_len(p) + p->ip_len;
+	__u16 udp_len = sizeof(*udp) + gtpu_len_for(t->qfi) + ip_len;
 
 	/* the frame holds at least an IPv4 header after the longest GTP-U header */
 	if ((void *)(h + 1) + sizeof(struct gtpu_opt) + sizeof(struct gtpu_pdu_session) > end)
@@ -259,18 +277,33 @@ static __always_inline int fwd_push_v4(void *data, void *end, const struct upf_p
 	*ip = (struct iphdr){
 	    .version = 4,
 	    .ihl = 5,
-	    .tos = (far->flags & UPF_FAR_F_TOS) ? far->tos : 0,
+	    .tos = t->tos,
 	    .tot_len = bpf_htons(sizeof(*ip) + udp_len),
 	    .frag_off = bpf_htons(0x4000), /* DF: we never fragment */
 	    .ttl = OUTER_TTL,
 	    .protocol = IPPROTO_UDP,
-	    .saddr = far->local.a[0],
-	    .daddr = far->peer.a[0],
+	    .saddr = t->local,
+	    .daddr = t->peer,
 	};
 	ip->check = csum_ipv4(ip);
 	udp_write(udp, udp_len);
-	gtpu_write(h, far, p);
+	gtpu_write(h, t->teid, t->qfi, t->rqi, ip_len);
 	return 0;
+}
+
+static __always_inline int fwd_push_v4(void *data, void *end, const struct upf_pkt *p,
+				       const struct upf_far *far)
+{
+	struct gtpu_out t = {
+	    .local = far->local.a[0],
+	    .peer = far->peer.a[0],
+	    .teid = far->teid,
+	    .tos = (far->flags & UPF_FAR_F_TOS) ? far->tos : 0,
+	    .qfi = p->mark_qfi,
+	    .rqi = p->mark_rqi,
+	};
+
+	return gtpu_push_v4(data, end, &t, p->ip_len);
 }
 
 /* Outer IPv6/UDP/GTP-U; the caller adds the UDP checksum IPv6 requires (RFC 8200 §8.1). */
@@ -295,7 +328,7 @@ __cold int fwd_push_v6(void *data, void *end, const struct upf_pkt *p, const str
 	__builtin_memcpy(&ip6->saddr, far->local.a, 16);
 	__builtin_memcpy(&ip6->daddr, far->peer.a, 16);
 	udp_write(udp, udp_len);
-	gtpu_write(h, far, p);
+	gtpu_write(h, far->teid, p->mark_qfi, p->mark_rqi, p->ip_len);
 	return 0;
 }
 

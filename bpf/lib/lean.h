@@ -1,22 +1,23 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * lean.h - the uplink's fast path: a G-PDU in its commonest form, for a
- * session in its commonest form, read in place and forwarded with no
- * packet record and no general step.
+ * lean.h - the fast path: a packet in its commonest form, for a session in
+ * its commonest form, read in place and forwarded with no packet record
+ * and no general step.
  *
- * The frame: Ethernet without a VLAN tag; outer IPv4 without options or
- * fragments, UDP to port 2152 of a local IPv4 GTP-U address; GTP-U with
- * one extension header, a PDU Session Container of 4 octets; an inner IPv4
- * packet without options or fragments carrying TCP or UDP. The session:
- * its lookup entry holds one PDR with its FAR (forward, no tunnel), whose
- * filter is inline; URRs without a quota or MBQE, QERs whose gates are
- * open; the next hop in the cache. All the SMFs' sessions are of that form,
- * and most of their uplink.
+ * Uplink (lean_n3), the frame: Ethernet without a VLAN tag; outer IPv4
+ * without options or fragments, UDP to port 2152 of a local IPv4 GTP-U
+ * address; GTP-U with one extension header, a PDU Session Container of 4
+ * octets; an inner IPv4 packet without options or fragments carrying TCP
+ * or UDP. Downlink (lean_n6): the same inner packet behind Ethernet.
+ * The session: its lookup entry holds one PDR with its FAR (forward; no
+ * tunnel uplink, an IPv4 one downlink), whose filter is inline; URRs
+ * without a quota or MBQE, QERs whose gates are open; the next hop in the
+ * cache.
  *
- * Anything else, lean_n3 declines before it has changed anything (no
- * frame byte, no counter, no rate state), and the general pipeline takes
- * the frame from the start. Where it does not decline, it does what the
- * general pipeline would, in the same order where order is seen (rate
+ * Anything else, the fast path declines before it has changed anything
+ * (no frame byte, no counter, no rate state), and the general pipeline
+ * takes the frame from the start. Where it does not decline, it does what
+ * the general pipeline would, in the same order where order is seen (rate
  * state, then the frame, then the counters): FuzzDatapath runs every frame
  * through a datapath with it and one without and compares the verdicts,
  * the frames and every counter.
@@ -31,14 +32,21 @@
 #include "gtpu.h"
 #include "csum.h"
 #include "fwd.h"
+#include "pdr.h"
 #include "qer.h"
 #include "urr.h"
 #include "stats.h"
 
-#define LEAN_DECLINE (-1000) /* not a frame or a session lean_n3 takes */
+#define LEAN_DECLINE (-1000) /* not a frame or a session the fast path takes */
 
 /* 0: every frame takes the general pipeline (datapath.Options.NoFastPath). */
 const volatile __u8 cfg_fast_path = 1;
+
+/* An IP packet with its ports. */
+struct lean_ip {
+	struct iphdr ip;
+	__be16 sport, dport;
+} __attribute__((packed));
 
 /* The headers lean_n3 takes, in place. */
 struct lean_gpdu {
@@ -48,12 +56,26 @@ struct lean_gpdu {
 	struct gtpu_hdr gtpu;
 	struct gtpu_opt opt;
 	struct gtpu_pdu_session psc; /* its UL form: same length and QFI octet */
-	struct iphdr inner;
-	__be16 sport, dport;
+	struct lean_ip inner;
 } __attribute__((packed));
 
-#define LEAN_OFF(field) offsetof(struct lean_gpdu, field)
+/* The headers lean_n6 takes, in place. */
+struct lean_frame {
+	struct ethhdr eth;
+	struct lean_ip inner;
+} __attribute__((packed));
+
 #define GTPU_FLAGS_E (GTPU_F_VERSION1 | GTPU_F_PT | GTPU_F_E)
+
+/* The inner packet is of the form taken, and ends within end. */
+static __always_inline int lean_ip_ok(const struct lean_ip *in, void *end)
+{
+	__u16 len = bpf_ntohs(in->ip.tot_len);
+
+	return *(__u8 *)&in->ip == 0x45 && !(in->ip.frag_off & bpf_htons(0x3fff)) &&
+	       (in->ip.protocol == IPPROTO_UDP || in->ip.protocol == IPPROTO_TCP) &&
+	       len >= sizeof(*in) && (void *)in + len <= end;
+}
 
 /* Index of the local IPv4 GTP-U address addr, or -1. */
 static __always_inline int lean_ep(__be32 addr)
@@ -66,42 +88,43 @@ static __always_inline int lean_ep(__be32 addr)
 	return -1;
 }
 
-/* The frame is of the form lean_n3 takes, its lengths consistent. */
-static __always_inline int lean_frame_ok(const struct lean_gpdu *g, void *data, void *end)
+/* The G-PDU is of the form lean_n3 takes, its lengths consistent. */
+static __always_inline int lean_gpdu_ok(const struct lean_gpdu *g, void *data, void *end)
 {
-	void *outer_end = data + LEAN_OFF(outer) + bpf_ntohs(g->outer.tot_len);
-	void *udp_end = data + LEAN_OFF(udp) + bpf_ntohs(g->udp.len);
-	void *gtpu_end = data + LEAN_OFF(opt) + bpf_ntohs(g->gtpu.len);
-	void *inner_end = data + LEAN_OFF(inner) + bpf_ntohs(g->inner.tot_len);
+	void *outer_end = data + offsetof(struct lean_gpdu, outer) + bpf_ntohs(g->outer.tot_len);
+	void *udp_end = data + offsetof(struct lean_gpdu, udp) + bpf_ntohs(g->udp.len);
+	void *gtpu_end = data + offsetof(struct lean_gpdu, opt) + bpf_ntohs(g->gtpu.len);
 
 	return g->eth.h_proto == bpf_htons(ETH_P_IP) && *(__u8 *)&g->outer == 0x45 &&
 	       !(g->outer.frag_off & bpf_htons(0x3fff)) && g->outer.protocol == IPPROTO_UDP &&
 	       g->udp.dest == bpf_htons(GTPU_PORT) && g->gtpu.flags == GTPU_FLAGS_E &&
 	       g->gtpu.type == GTPU_G_PDU && g->opt.next_ext == GTPU_EXT_PDU_SESSION &&
-	       g->psc.len == 1 && g->psc.next == 0 && *(__u8 *)&g->inner == 0x45 &&
-	       !(g->inner.frag_off & bpf_htons(0x3fff)) &&
-	       (g->inner.protocol == IPPROTO_UDP || g->inner.protocol == IPPROTO_TCP) &&
-	       outer_end <= end && bpf_ntohs(g->udp.len) >= sizeof(struct udphdr) &&
-	       udp_end <= outer_end && gtpu_end <= udp_end &&
-	       bpf_ntohs(g->inner.tot_len) >= sizeof(struct iphdr) + 4 && inner_end <= gtpu_end;
+	       g->psc.len == 1 && g->psc.next == 0 && outer_end <= end &&
+	       bpf_ntohs(g->udp.len) >= sizeof(struct udphdr) && udp_end <= outer_end &&
+	       gtpu_end <= udp_end && lean_ip_ok(&g->inner, gtpu_end);
 }
 
-/* The entry's one PDR matches the frame, and the session is of lean form. */
-static __always_inline int lean_session_ok(const struct upf_rules *rules, const struct lean_gpdu *g)
+/*
+ * The entry's one PDR matches the inner packet, coming from src_mask with
+ * qfi, its FAR forwards with the tunnel ohc, and the outer header it came
+ * in is the one the PDR removes (ohr).
+ */
+static __always_inline int lean_pdr_ok(const struct upf_rules *rules, const struct lean_ip *in,
+				       __u8 src_mask, __u8 qfi, __u8 ohc, __u8 ohr)
 {
 	const struct upf_pdr *r = &rules->pdr;
-	__u16 sport = bpf_ntohs(g->sport), dport = bpf_ntohs(g->dport);
+	__u16 sport = bpf_ntohs(in->sport), dport = bpf_ntohs(in->dport);
 
 	if (rules->n_pdrs != 1 || !rules->far_inline || !(rules->far.action & UPF_FAR_FORW) ||
-	    rules->far.ohc != UPF_OHC_NONE)
+	    rules->far.ohc != ohc)
 		return 0;
-	if (!(r->src_iface & UPF_SRC_ACCESS) || !(r->ohr & UPF_OHR_GTPU_V4) ||
-	    (r->qfi && r->qfi != (g->psc.qfi & 0x3f)) ||
-	    (r->proto && r->proto != g->inner.protocol) || sport < r->sport_lo ||
-	    sport > r->sport_hi || dport < r->dport_lo || dport > r->dport_hi)
+	if (!(r->src_iface & src_mask) || (ohr ? !(r->ohr & ohr) : r->ohr != UPF_OHR_NONE) ||
+	    (r->qfi && r->qfi != qfi) || (r->proto && r->proto != in->ip.protocol) ||
+	    sport < r->sport_lo || sport > r->sport_hi || dport < r->dport_lo ||
+	    dport > r->dport_hi)
 		return 0;
 	if (r->src4_len)
-		return (g->inner.saddr & prefix_mask(r->src4_len, 0)) == r->src4;
+		return (in->ip.saddr & prefix_mask(r->src4_len, 0)) == r->src4;
 	return !r->sdf_id;
 }
 
@@ -120,8 +143,8 @@ static __always_inline int lean_urrs(const struct upf_pdr *r, struct upf_usage *
 	return 1;
 }
 
-/* The PDR's QERs, all present with their uplink gates open, or 0. */
-static __always_inline int lean_qers(const struct upf_pdr *r, struct upf_qer *q[])
+/* The PDR's QERs, all present with the direction's gate (UPF_GATE_*) open, or 0. */
+static __always_inline int lean_qers(const struct upf_pdr *r, struct upf_qer *q[], __u8 closed)
 {
 #pragma unroll
 	for (int i = 0; i < UPF_QERS_PER_PDR; i++) {
@@ -131,50 +154,69 @@ static __always_inline int lean_qers(const struct upf_pdr *r, struct upf_qer *q[
 		if (!id)
 			continue;
 		q[i] = bpf_map_lookup_elem(&qers, &id);
-		if (!q[i] || (q[i]->gate & UPF_GATE_UL_CLOSED))
+		if (!q[i] || (q[i]->gate & closed))
 			return 0;
 	}
 	return 1;
 }
 
-/* The cached next hop of the inner destination, or NULL. */
-static __always_inline const struct upf_nexthop *lean_nexthop(const struct lean_gpdu *g,
-							      __u32 ifindex, __u64 now)
+/* The cached next hop toward the IPv4 address dst for a packet of len octets, or NULL. */
+static __always_inline const struct upf_nexthop *lean_nexthop(__be32 dst, __u32 ifindex, __u32 len,
+							      __u64 now)
 {
-	struct upf_addr dst = {.a = {g->inner.daddr}};
-	const struct upf_nexthop *nh = nh_slot(4, &dst);
+	struct upf_addr a = {.a = {dst}};
+	const struct upf_nexthop *nh = nh_slot(4, &a);
 
-	if (!nh || !nh_hit(nh, 4, &dst, ifindex, bpf_ntohs(g->inner.tot_len), now))
+	if (!nh || !nh_hit(nh, 4, &a, ifindex, len, now))
 		return NULL;
 	return nh;
 }
 
-/* From the first change on: the verdict, or a drop reason. */
-static __always_inline int lean_forward(struct xdp_md *ctx, struct lean_gpdu *g,
-					struct upf_qer *q[], const struct upf_nexthop *nh,
-					__u16 ip_len, __u64 now)
+/* The QERs' MBRs of the direction; the first change a packet makes. */
+static __always_inline int lean_police(struct upf_qer *q[], int uplink, __u16 ip_len, __u64 now)
 {
-	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
-	__u32 frame = end - data, ip_end = LEAN_OFF(inner) + ip_len;
-	struct ethhdr *eth;
-	int ret;
-
 #pragma unroll
 	for (int i = 0; i < UPF_QERS_PER_PDR; i++) {
-		if (!q[i] || !q[i]->mbr_ul)
+		__u32 mbr;
+		int ret;
+
+		if (!q[i])
 			continue;
-		ret = qer_police(&q[i]->tat_ul, q[i]->mbr_ul, ip_len, now);
+		mbr = uplink ? q[i]->mbr_ul : q[i]->mbr_dl;
+		if (!mbr)
+			continue;
+		ret = qer_police(uplink ? &q[i]->tat_ul : &q[i]->tat_dl, mbr, ip_len, now);
 		if (ret < 0)
 			return ret;
 	}
-	csum_ipv4_dec_ttl((void *)g + LEAN_OFF(inner));
+	return 0;
+}
+
+/*
+ * Move the frame's head so that the IP packet at inner_off follows hdr_len
+ * octets, cut what follows it, and decrement its TTL: the packet's
+ * changes before its new headers are written.
+ */
+static __always_inline int lean_reframe(struct xdp_md *ctx, struct lean_ip *inner, __u32 inner_off,
+					__u16 ip_len, __u32 hdr_len)
+{
+	__u32 frame = ctx->data_end - ctx->data, ip_end = inner_off + ip_len;
+
+	csum_ipv4_dec_ttl((struct iphdr *)inner);
 	if (frame > ip_end && bpf_xdp_adjust_tail(ctx, -(int)(frame - ip_end)))
 		return -UPF_DROP_ADJUST;
-	if (bpf_xdp_adjust_head(ctx, (int)LEAN_OFF(inner) - ETH_HLEN))
+	if (bpf_xdp_adjust_head(ctx, (int)inner_off - (int)hdr_len))
 		return -UPF_DROP_ADJUST;
-	data = (void *)(long)ctx->data;
-	end = (void *)(long)ctx->data_end;
-	eth = data;
+	return 0;
+}
+
+/* The frame's Ethernet header toward the next hop, and the redirect. */
+static __always_inline int lean_send(struct xdp_md *ctx, const struct upf_nexthop *nh)
+{
+	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	int ret;
+
 	if ((void *)(eth + 1) > end)
 		return -UPF_DROP_TRUNCATED;
 	__builtin_memcpy(eth->h_dest, nh->dmac, ETH_ALEN);
@@ -184,7 +226,24 @@ static __always_inline int lean_forward(struct xdp_md *ctx, struct lean_gpdu *g,
 	return ret == XDP_REDIRECT ? ret : -UPF_DROP_REDIRECT;
 }
 
-/* A G-PDU from N3 forwarded, or dropped by its MBR; or LEAN_DECLINE. */
+/* Count a packet that left in the URR records. */
+static __always_inline void lean_count(struct upf_usage *use[], int uplink, __u16 ip_len)
+{
+#pragma unroll
+	for (int i = 0; i < UPF_URRS_PER_PDR; i++) {
+		if (!use[i])
+			continue;
+		if (uplink) {
+			use[i]->ul_pkts++;
+			use[i]->ul_bytes += ip_len;
+		} else {
+			use[i]->dl_pkts++;
+			use[i]->dl_bytes += ip_len;
+		}
+	}
+}
+
+/* A G-PDU from N3 forwarded to N6, or dropped by its MBR; or LEAN_DECLINE. */
 static __always_inline int lean_n3(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
@@ -200,34 +259,93 @@ static __always_inline int lean_n3(struct xdp_md *ctx)
 	int ret, ep;
 
 	if (!cfg_fast_path || !cfg_nexthop_ttl_ns || (void *)(g + 1) > end ||
-	    !lean_frame_ok(g, data, end) || g->inner.ttl <= 1)
+	    !lean_gpdu_ok(g, data, end) || g->inner.ip.ttl <= 1)
 		return LEAN_DECLINE;
 	ep = lean_ep(g->outer.daddr);
 	if (ep < 0)
 		return LEAN_DECLINE;
 	key = (struct upf_fteid_key){.teid = g->gtpu.teid, .ep = ep};
 	rules = bpf_map_lookup_elem(&ul_teids, &key);
-	if (!rules || !lean_session_ok(rules, g) || !lean_urrs(&rules->pdr, use) ||
-	    !lean_qers(&rules->pdr, q))
+	if (!rules ||
+	    !lean_pdr_ok(rules, &g->inner, UPF_SRC_ACCESS, g->psc.qfi & 0x3f, UPF_OHC_NONE,
+			 UPF_OHR_GTPU_V4) ||
+	    !lean_urrs(&rules->pdr, use) || !lean_qers(&rules->pdr, q, UPF_GATE_UL_CLOSED))
 		return LEAN_DECLINE;
+	ip_len = bpf_ntohs(g->inner.ip.tot_len);
 	now = bpf_ktime_get_coarse_ns();
-	nh = lean_nexthop(g, ctx->ingress_ifindex, now);
+	nh = lean_nexthop(g->inner.ip.daddr, ctx->ingress_ifindex, ip_len, now);
 	if (!nh)
 		return LEAN_DECLINE;
 
-	ip_len = bpf_ntohs(g->inner.tot_len);
 	egress = nh->out_ifindex;
-	ret = lean_forward(ctx, g, q, nh, ip_len, now);
-	if (ret == XDP_REDIRECT) {
+	ret = lean_police(q, 1, ip_len, now);
+	if (ret == 0)
+		ret = lean_reframe(ctx, &g->inner, offsetof(struct lean_gpdu, inner), ip_len,
+				   ETH_HLEN);
+	if (ret == 0)
+		ret = lean_send(ctx, nh);
+	if (ret == XDP_REDIRECT)
+		lean_count(use, 1, ip_len);
+	return stats_exit(ctx, ret, egress, UPF_IF_N3);
+}
+
+/* An IPv4 packet from N6 forwarded to its UE's gNB, or dropped by its MBR; or LEAN_DECLINE. */
+static __always_inline int lean_n6(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+	struct lean_frame *f = data;
+	struct upf_usage *use[UPF_URRS_PER_PDR];
+	struct upf_qer *q[UPF_QERS_PER_PDR];
+	const struct upf_nexthop *nh;
+	const struct upf_rules *rules;
+	struct gtpu_out t = {};
+	__u32 egress, hdr_len;
+	__be32 ue;
+	__u16 ip_len;
+	__u64 now;
+	int ret;
+
+	if (!cfg_fast_path || !cfg_nexthop_ttl_ns || (void *)(f + 1) > end ||
+	    f->eth.h_proto != bpf_htons(ETH_P_IP) || !lean_ip_ok(&f->inner, end) ||
+	    f->inner.ip.ttl <= 1)
+		return LEAN_DECLINE;
+	ue = f->inner.ip.daddr;
+	rules = bpf_map_lookup_elem(&dl_ue4, &ue);
+	if (!rules ||
+	    !lean_pdr_ok(rules, &f->inner, UPF_SRC_CORE | UPF_SRC_SGI_LAN, 0, UPF_OHC_GTPU_V4,
+			 UPF_OHR_NONE) ||
+	    !lean_urrs(&rules->pdr, use) || !lean_qers(&rules->pdr, q, UPF_GATE_DL_CLOSED))
+		return LEAN_DECLINE;
 #pragma unroll
-		for (int i = 0; i < UPF_URRS_PER_PDR; i++) {
-			if (use[i]) {
-				use[i]->ul_pkts++;
-				use[i]->ul_bytes += ip_len;
-			}
+	for (int i = 0; i < UPF_QERS_PER_PDR; i++) {
+		if (q[i] && q[i]->qfi && !t.qfi) { /* the first QER with a QFI marks */
+			t.qfi = q[i]->qfi;
+			t.rqi = q[i]->rqi;
 		}
 	}
-	return stats_exit(ctx, ret, egress, UPF_IF_N3);
+	t.local = cfg_gtpu_eps[rules->local_ep & (UPF_MAX_GTPU_EPS - 1)].addr.a[0];
+	t.peer = rules->far.peer;
+	t.teid = rules->far.teid;
+	t.tos = (rules->far.flags & UPF_FAR_F_TOS) ? rules->far.tos : 0;
+	ip_len = bpf_ntohs(f->inner.ip.tot_len);
+	hdr_len = sizeof(struct iphdr) + sizeof(struct udphdr) + gtpu_len_for(t.qfi);
+	now = bpf_ktime_get_coarse_ns();
+	nh = lean_nexthop(t.peer, ctx->ingress_ifindex, hdr_len + ip_len, now);
+	if (!nh)
+		return LEAN_DECLINE;
+
+	egress = nh->out_ifindex;
+	ret = lean_police(q, 0, ip_len, now);
+	if (ret == 0)
+		ret = lean_reframe(ctx, &f->inner, ETH_HLEN, ip_len, ETH_HLEN + hdr_len);
+	if (ret == 0)
+		ret =
+		    gtpu_push_v4((void *)(long)ctx->data, (void *)(long)ctx->data_end, &t, ip_len);
+	if (ret == 0)
+		ret = lean_send(ctx, nh);
+	if (ret == XDP_REDIRECT)
+		lean_count(use, 0, ip_len);
+	return stats_exit(ctx, ret, egress, UPF_IF_N6);
 }
 
 #endif /* UPF_LEAN_H */

@@ -35,10 +35,17 @@ func FuzzDatapath(f *testing.F) {
 	lean.teid = teidLean
 	f.Add(uplink(ulTunnel, upFlow), false)
 	f.Add(uplink(psc, upFlow), false)
-	f.Add(uplink(lean, upFlow), false)
-	f.Add(uplink(lean, flow{src: addrUE, dst: addrDN, sport: 40000, dport: 80, proto: layers.IPProtocolTCP, payload: 1300}), false)
-	f.Add(uplink(lean, flow{src: addrDN, dst: addrUE, sport: 40000, dport: 5001, payload: 64}), false) // not the UE's address
-	f.Add(uplink(lean, flow{src: addrUE, dst: addrDN, sport: 40000, dport: 5001, ttl: 1, payload: 64}), false)
+	leanUp := flow{src: ueLean, dst: addrDN, sport: 40000, dport: 5001, payload: 64}
+	leanDown := flow{src: addrDN, dst: ueLean, sport: 5001, dport: 40000, payload: 64}
+	tcp := func(f flow) flow { f.proto, f.payload = layers.IPProtocolTCP, 1300; return f }
+	ttl1 := func(f flow) flow { f.ttl = 1; return f }
+	f.Add(uplink(lean, leanUp), false)
+	f.Add(uplink(lean, tcp(leanUp)), false)
+	f.Add(uplink(lean, upFlow), false) // not the UE's address
+	f.Add(uplink(lean, ttl1(leanUp)), false)
+	f.Add(downlink(leanDown), true)
+	f.Add(downlink(tcp(leanDown)), true)
+	f.Add(downlink(ttl1(leanDown)), true)
 	f.Add(uplink(tunnel{src: addrGNB, dst: addrN3, teid: teidUL, qfi: 9, pduType: 1, seq: u16p(7)}, upFlow6), false)
 	f.Add(uplink(tunnel{src: addrGNBv6, dst: addrN3v6, teid: teidUL}, upFlow), false)
 	f.Add(gtpuFrame(macN3, macGNB, tunnel{src: addrGNB, dst: addrN3, msgType: 1, seq: u16p(1)}, nil), false)
@@ -64,17 +71,24 @@ func FuzzDatapath(f *testing.F) {
 	})
 }
 
-// teidLean is a session the fast path takes: a UE address filter, an MBR
-// QER and a URR on its uplink PDR, as the SMFs send.
-const teidLean = 0x700
+// A session the fast path takes, as the SMFs send it: a UE address filter
+// on the uplink PDR, an MBR QER and a URR on both, and downlink a tunnel
+// with transport level marking.
+var (
+	teidLean = uint32(0x700)
+	ueLean   = netip.MustParseAddr("10.45.0.7")
+)
 
 func leanSession() []Op {
 	ul := PDR{ID: 7, Src: Access, OHR: OHRGTPUIP, FARID: 1, QERIDs: [2]uint32{7}, URRIDs: [2]uint32{7},
-		Filter: SDF{Src: netip.PrefixFrom(addrUE, 32)}}
+		Filter: SDF{Src: netip.PrefixFrom(ueLean, 32)}}
+	dl := PDR{ID: 8, Src: Core, FARID: 8, QERIDs: [2]uint32{7}, URRIDs: [2]uint32{7}}
 	return []Op{
-		PutQER{ID: 7, QER: QER{MBRUplink: 1_000_000_000, MBRDownlink: 1_000_000_000, QFI: qfiDef}},
+		PutFAR{ID: 8, FAR: FAR{Action: Forw, TEID: 0x800, Peer: addrGNB, Local: addrN3, TOS: 0xb8, HasTOS: true}},
+		PutQER{ID: 7, QER: QER{MBRUplink: 1_000_000_000, MBRDownlink: 1_000_000_000, QFI: 5, RQI: true}},
 		PutURR{ID: 7, URR: URR{}},
 		PutUplink{UplinkKey{teidLean, epN3}, Rules{Session: 7, PDRs: []PDR{ul}}},
+		PutDownlink{netip.PrefixFrom(ueLean, 32), Rules{Session: 7, PDRs: []PDR{dl}}},
 	}
 }
 

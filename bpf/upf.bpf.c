@@ -101,11 +101,12 @@ static __always_inline int upf_session(struct xdp_md *ctx, struct upf_pkt *p,
 	return ret;
 }
 
-static __always_inline int upf_gtpu_in(struct xdp_md *ctx, struct upf_pkt *p)
+static __always_inline int upf_gtpu_in(struct xdp_md *ctx, struct upf_pkt *p,
+				       const struct upf_rules *found)
 {
 	struct ip_info outer, inner;
 	struct upf_fteid_key key;
-	struct upf_rules *rules;
+	const struct upf_rules *rules;
 	struct udphdr *udp;
 	struct cursor c;
 	__u16 l4_off;
@@ -156,7 +157,7 @@ static __always_inline int upf_gtpu_in(struct xdp_md *ctx, struct upf_pkt *p)
 	if (ret < 0)
 		return ret;
 	key = (struct upf_fteid_key){.teid = p->teid, .ep = ep};
-	rules = bpf_map_lookup_elem(&ul_teids, &key);
+	rules = found ?: bpf_map_lookup_elem(&ul_teids, &key);
 	if (!rules) {
 		event_send_limited(UPF_EV_UNKNOWN_TEID, p, p->ifindex, outer.family, &outer.src);
 		return -UPF_DROP_NO_SESSION;
@@ -164,9 +165,10 @@ static __always_inline int upf_gtpu_in(struct xdp_md *ctx, struct upf_pkt *p)
 	return upf_session(ctx, p, rules);
 }
 
-static __always_inline int upf_n6_in(struct xdp_md *ctx, struct upf_pkt *p)
+static __always_inline int upf_n6_in(struct xdp_md *ctx, struct upf_pkt *p,
+				     const struct upf_rules *found)
 {
-	struct upf_rules *rules = NULL;
+	const struct upf_rules *rules = NULL;
 	struct ip_info ip;
 	struct cursor c;
 	int ret;
@@ -179,7 +181,7 @@ static __always_inline int upf_n6_in(struct xdp_md *ctx, struct upf_pkt *p)
 	if (ret < 0)
 		return ret;
 	if (ip.family == 4) {
-		rules = bpf_map_lookup_elem(&dl_ue4, &ip.dst.a[0]);
+		rules = found ?: bpf_map_lookup_elem(&dl_ue4, &ip.dst.a[0]);
 	} else {
 		struct upf_ue6_key key = {.prefixlen = 128};
 
@@ -191,8 +193,12 @@ static __always_inline int upf_n6_in(struct xdp_md *ctx, struct upf_pkt *p)
 	return upf_session(ctx, p, rules);
 }
 
-/* Every frame the fast path declines: parsed into a packet record, and the pipeline. */
-static __always_inline int upf_general(struct xdp_md *ctx, __u8 iface, __u8 src_mask)
+/*
+ * Every frame the fast path declines: parsed into a packet record, and the
+ * pipeline. found is the session's lookup entry if the fast path found it.
+ */
+static __always_inline int upf_general(struct xdp_md *ctx, __u8 iface, __u8 src_mask,
+				       const struct upf_rules *found)
 {
 	struct upf_pkt p = {
 	    .ifindex = ctx->ingress_ifindex,
@@ -201,21 +207,22 @@ static __always_inline int upf_general(struct xdp_md *ctx, __u8 iface, __u8 src_
 	};
 	int ret;
 
-	ret = iface == UPF_IF_N6 ? upf_n6_in(ctx, &p) : upf_gtpu_in(ctx, &p);
+	ret = iface == UPF_IF_N6 ? upf_n6_in(ctx, &p, found) : upf_gtpu_in(ctx, &p, found);
 	return upf_exit(ctx, &p, ret);
 }
 
 static __always_inline int upf_entry(struct xdp_md *ctx, __u8 iface, __u8 src_mask)
 {
+	const struct upf_rules *found = NULL;
 	int ret;
 
 	stats_if(iface, ctx->data_end - ctx->data, 0);
 	if (iface != UPF_IF_N9) {
-		ret = iface == UPF_IF_N3 ? lean_n3(ctx) : lean_n6(ctx);
+		ret = iface == UPF_IF_N3 ? lean_n3(ctx, &found) : lean_n6(ctx, &found);
 		if (ret != LEAN_DECLINE)
 			return ret;
 	}
-	return upf_general(ctx, iface, src_mask);
+	return upf_general(ctx, iface, src_mask, found);
 }
 
 SEC("xdp")

@@ -243,8 +243,12 @@ static __always_inline void lean_count(struct upf_usage *use[], int uplink, __u1
 	}
 }
 
-/* A G-PDU from N3 forwarded to N6, or dropped by its MBR; or LEAN_DECLINE. */
-static __always_inline int lean_n3(struct xdp_md *ctx)
+/*
+ * A G-PDU from N3 forwarded to N6, or dropped by its MBR; or LEAN_DECLINE,
+ * with *found the session's lookup entry if it got that far: the general
+ * pipeline, which would look the same key up, takes it from there.
+ */
+static __always_inline int lean_n3(struct xdp_md *ctx, const struct upf_rules **found)
 {
 	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
 	struct lean_gpdu *g = data;
@@ -266,6 +270,7 @@ static __always_inline int lean_n3(struct xdp_md *ctx)
 		return LEAN_DECLINE;
 	key = (struct upf_fteid_key){.teid = g->gtpu.teid, .ep = ep};
 	rules = bpf_map_lookup_elem(&ul_teids, &key);
+	*found = rules;
 	if (!rules ||
 	    !lean_pdr_ok(rules, &g->inner, UPF_SRC_ACCESS, g->psc.qfi & 0x3f, UPF_OHC_NONE,
 			 UPF_OHR_GTPU_V4) ||
@@ -289,8 +294,8 @@ static __always_inline int lean_n3(struct xdp_md *ctx)
 	return stats_exit(ctx, ret, egress, UPF_IF_N3);
 }
 
-/* An IPv4 packet from N6 forwarded to its UE's gNB, or dropped by its MBR; or LEAN_DECLINE. */
-static __always_inline int lean_n6(struct xdp_md *ctx)
+/* An IPv4 packet from N6 forwarded to its UE's gNB, or dropped by its MBR; or as lean_n3. */
+static __always_inline int lean_n6(struct xdp_md *ctx, const struct upf_rules **found)
 {
 	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
 	struct lean_frame *f = data;
@@ -311,6 +316,7 @@ static __always_inline int lean_n6(struct xdp_md *ctx)
 		return LEAN_DECLINE;
 	ue = f->inner.ip.daddr;
 	rules = bpf_map_lookup_elem(&dl_ue4, &ue);
+	*found = rules;
 	if (!rules ||
 	    !lean_pdr_ok(rules, &f->inner, UPF_SRC_CORE | UPF_SRC_SGI_LAN, 0, UPF_OHC_GTPU_V4,
 			 UPF_OHR_NONE) ||

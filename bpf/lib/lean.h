@@ -9,10 +9,10 @@
  * address; GTP-U with one extension header, a PDU Session Container of 4
  * octets; an inner IPv4 packet without options or fragments carrying TCP
  * or UDP. Downlink (lean_n6): the same inner packet behind Ethernet.
- * The session: its lookup entry holds one PDR with its FAR (forward; no
- * tunnel uplink, an IPv4 one downlink), whose filter is inline; URRs
- * without a quota or MBQE, QERs whose gates are open; the next hop in the
- * cache.
+ * The session: the PDR that matches is the lookup entry's one or the first
+ * of a list of two, its filter inline; its FAR forwards (no tunnel uplink, an
+ * IPv4 one downlink); URRs without a quota or MBQE, QERs whose gates are
+ * open; the next hop in the cache.
  *
  * Anything else, the fast path declines before it has changed anything
  * (no frame byte, no counter, no rate state), and the general pipeline
@@ -104,20 +104,24 @@ static __always_inline int lean_gpdu_ok(const struct lean_gpdu *g, void *data, v
 	       gtpu_end <= udp_end && lean_ip_ok(&g->inner, gtpu_end);
 }
 
+/* The FAR a packet is forwarded by, as the fast path reads it. */
+struct lean_far {
+	__u8 action; /* UPF_FAR_* */
+	__u8 ohc;    /* UPF_OHC_* */
+	__u8 tos;    /* outer ToS, with UPF_FAR_F_TOS in flags */
+	__u8 flags;
+	__be32 teid, peer, local; /* an IPv4 tunnel's */
+};
+
 /*
- * The entry's one PDR matches the inner packet, coming from src_mask with
- * qfi, its FAR forwards with the tunnel ohc, and the outer header it came
- * in is the one the PDR removes (ohr).
+ * The PDR matches the inner packet, coming from src_mask with qfi, and
+ * removes the outer header it came in (ohr; UPF_OHR_NONE: none).
  */
-static __always_inline int lean_pdr_ok(const struct upf_rules *rules, const struct lean_ip *in,
-				       __u8 src_mask, __u8 qfi, __u8 ohc, __u8 ohr)
+static __always_inline int lean_pdr_match(const struct upf_pdr *r, const struct lean_ip *in,
+					  __u8 src_mask, __u8 qfi, __u8 ohr)
 {
-	const struct upf_pdr *r = &rules->pdr;
 	__u16 sport = bpf_ntohs(in->sport), dport = bpf_ntohs(in->dport);
 
-	if (rules->n_pdrs != 1 || !rules->far_inline || !(rules->far.action & UPF_FAR_FORW) ||
-	    rules->far.ohc != ohc)
-		return 0;
 	if (!(r->src_iface & src_mask) || (ohr ? !(r->ohr & ohr) : r->ohr != UPF_OHR_NONE) ||
 	    (r->qfi && r->qfi != qfi) || (r->proto && r->proto != in->ip.protocol) ||
 	    sport < r->sport_lo || sport > r->sport_hi || dport < r->dport_lo ||
@@ -126,6 +130,60 @@ static __always_inline int lean_pdr_ok(const struct upf_rules *rules, const stru
 	if (r->src4_len)
 		return (in->ip.saddr & prefix_mask(r->src4_len, 0)) == r->src4;
 	return !r->sdf_id;
+}
+
+/*
+ * The PDR the general pipeline would select for the packet, when it is the
+ * entry's inline one or the first of a list of two (an IPv4v6 session's
+ * uplink PDR is one: a filter for each UE address, IPv4's first), and its
+ * FAR in far; or NULL, and the general pipeline decides.
+ */
+static __always_inline const struct upf_pdr *lean_pdr(const struct upf_rules *rules,
+						      const struct lean_ip *in, __u8 src_mask,
+						      __u8 qfi, __u8 ohr, struct lean_far *far)
+{
+	const struct upf_pdr_pair *pair;
+	const struct upf_pdr *r = &rules->pdr;
+	const struct upf_far *f;
+	__u32 id;
+
+	if (rules->n_pdrs == 2) { /* longer lists decline at once: their scan is the point */
+		id = rules->list_id;
+		pair = bpf_map_lookup_elem(&pdr_pairs, &id);
+		if (!pair)
+			return NULL;
+		r = &pair->pdr[0];
+	} else if (rules->n_pdrs != 1) {
+		return NULL;
+	}
+	if (!lean_pdr_match(r, in, src_mask, qfi, ohr))
+		return NULL;
+	if (rules->far_inline && r == &rules->pdr) {
+		*far = (struct lean_far){
+		    .action = rules->far.action,
+		    .ohc = rules->far.ohc,
+		    .tos = rules->far.tos,
+		    .flags = rules->far.flags,
+		    .teid = rules->far.teid,
+		    .peer = rules->far.peer,
+		    .local = cfg_gtpu_eps[rules->local_ep & (UPF_MAX_GTPU_EPS - 1)].addr.a[0],
+		};
+		return r;
+	}
+	id = r->far_id;
+	f = bpf_map_lookup_elem(&fars, &id);
+	if (!f)
+		return NULL;
+	*far = (struct lean_far){
+	    .action = f->action,
+	    .ohc = f->ohc,
+	    .tos = f->tos,
+	    .flags = f->flags,
+	    .teid = f->teid,
+	    .peer = f->peer.a[0],
+	    .local = f->local.a[0],
+	};
+	return r;
 }
 
 /* The PDR's URR records to count in, or 0 if one needs the general steps. */
@@ -256,7 +314,9 @@ static __always_inline int lean_n3(struct xdp_md *ctx, const struct upf_rules **
 	struct upf_qer *q[UPF_QERS_PER_PDR];
 	const struct upf_nexthop *nh;
 	const struct upf_rules *rules;
+	const struct upf_pdr *r;
 	struct upf_fteid_key key;
+	struct lean_far far;
 	__u32 egress;
 	__u16 ip_len;
 	__u64 now;
@@ -271,10 +331,11 @@ static __always_inline int lean_n3(struct xdp_md *ctx, const struct upf_rules **
 	key = (struct upf_fteid_key){.teid = g->gtpu.teid, .ep = ep};
 	rules = bpf_map_lookup_elem(&ul_teids, &key);
 	*found = rules;
-	if (!rules ||
-	    !lean_pdr_ok(rules, &g->inner, UPF_SRC_ACCESS, g->psc.qfi & 0x3f, UPF_OHC_NONE,
-			 UPF_OHR_GTPU_V4) ||
-	    !lean_urrs(&rules->pdr, use) || !lean_qers(&rules->pdr, q, UPF_GATE_UL_CLOSED))
+	if (!rules)
+		return LEAN_DECLINE;
+	r = lean_pdr(rules, &g->inner, UPF_SRC_ACCESS, g->psc.qfi & 0x3f, UPF_OHR_GTPU_V4, &far);
+	if (!r || !(far.action & UPF_FAR_FORW) || far.ohc != UPF_OHC_NONE || !lean_urrs(r, use) ||
+	    !lean_qers(r, q, UPF_GATE_UL_CLOSED))
 		return LEAN_DECLINE;
 	ip_len = bpf_ntohs(g->inner.ip.tot_len);
 	now = bpf_ktime_get_coarse_ns();
@@ -303,7 +364,9 @@ static __always_inline int lean_n6(struct xdp_md *ctx, const struct upf_rules **
 	struct upf_qer *q[UPF_QERS_PER_PDR];
 	const struct upf_nexthop *nh;
 	const struct upf_rules *rules;
+	const struct upf_pdr *r;
 	struct gtpu_out t = {};
+	struct lean_far far;
 	__u32 egress, hdr_len;
 	__be32 ue;
 	__u16 ip_len;
@@ -317,10 +380,11 @@ static __always_inline int lean_n6(struct xdp_md *ctx, const struct upf_rules **
 	ue = f->inner.ip.daddr;
 	rules = bpf_map_lookup_elem(&dl_ue4, &ue);
 	*found = rules;
-	if (!rules ||
-	    !lean_pdr_ok(rules, &f->inner, UPF_SRC_CORE | UPF_SRC_SGI_LAN, 0, UPF_OHC_GTPU_V4,
-			 UPF_OHR_NONE) ||
-	    !lean_urrs(&rules->pdr, use) || !lean_qers(&rules->pdr, q, UPF_GATE_DL_CLOSED))
+	if (!rules)
+		return LEAN_DECLINE;
+	r = lean_pdr(rules, &f->inner, UPF_SRC_CORE | UPF_SRC_SGI_LAN, 0, UPF_OHR_NONE, &far);
+	if (!r || !(far.action & UPF_FAR_FORW) || far.ohc != UPF_OHC_GTPU_V4 ||
+	    !lean_urrs(r, use) || !lean_qers(r, q, UPF_GATE_DL_CLOSED))
 		return LEAN_DECLINE;
 #pragma unroll
 	for (int i = 0; i < UPF_QERS_PER_PDR; i++) {
@@ -329,10 +393,10 @@ static __always_inline int lean_n6(struct xdp_md *ctx, const struct upf_rules **
 			t.rqi = q[i]->rqi;
 		}
 	}
-	t.local = cfg_gtpu_eps[rules->local_ep & (UPF_MAX_GTPU_EPS - 1)].addr.a[0];
-	t.peer = rules->far.peer;
-	t.teid = rules->far.teid;
-	t.tos = (rules->far.flags & UPF_FAR_F_TOS) ? rules->far.tos : 0;
+	t.local = far.local;
+	t.peer = far.peer;
+	t.teid = far.teid;
+	t.tos = (far.flags & UPF_FAR_F_TOS) ? far.tos : 0;
 	ip_len = bpf_ntohs(f->inner.ip.tot_len);
 	hdr_len = sizeof(struct iphdr) + sizeof(struct udphdr) + gtpu_len_for(t.qfi);
 	now = bpf_ktime_get_coarse_ns();

@@ -284,23 +284,6 @@ static __always_inline int lean_send(struct xdp_md *ctx, const struct upf_nextho
 	return ret == XDP_REDIRECT ? ret : -UPF_DROP_REDIRECT;
 }
 
-/* Count a packet that left in the URR records. */
-static __always_inline void lean_count(struct upf_usage *use[], int uplink, __u16 ip_len)
-{
-#pragma unroll
-	for (int i = 0; i < UPF_URRS_PER_PDR; i++) {
-		if (!use[i])
-			continue;
-		if (uplink) {
-			use[i]->ul_pkts++;
-			use[i]->ul_bytes += ip_len;
-		} else {
-			use[i]->dl_pkts++;
-			use[i]->dl_bytes += ip_len;
-		}
-	}
-}
-
 /*
  * A G-PDU from N3 forwarded to N6, or dropped by its MBR; or LEAN_DECLINE,
  * with *found the session's lookup entry if it got that far: the general
@@ -351,7 +334,7 @@ static __always_inline int lean_n3(struct xdp_md *ctx, const struct upf_rules **
 	if (ret == 0)
 		ret = lean_send(ctx, nh);
 	if (ret == XDP_REDIRECT)
-		lean_count(use, 1, ip_len);
+		urr_add(use, 1, ip_len);
 	return stats_exit(ctx, ret, egress, UPF_IF_N3);
 }
 
@@ -414,7 +397,7 @@ static __always_inline int lean_n6(struct xdp_md *ctx, const struct upf_rules **
 	if (ret == 0)
 		ret = lean_send(ctx, nh);
 	if (ret == XDP_REDIRECT)
-		lean_count(use, 0, ip_len);
+		urr_add(use, 0, ip_len);
 	return stats_exit(ctx, ret, egress, UPF_IF_N6);
 }
 

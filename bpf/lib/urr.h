@@ -95,23 +95,28 @@ static __always_inline int urr_admit(const struct upf_pdr *r, struct upf_pkt *p,
 	return 0;
 }
 
-/* Count the packet in the records urr_admit found. */
-static __always_inline void urr_count(const struct urr_held *h, const struct upf_pkt *p)
+/* Count a packet of ip_len octets, uplink or not, in each record of use (NULL: none). */
+static __always_inline void urr_add(struct upf_usage *const use[UPF_URRS_PER_PDR], int uplink,
+				    __u16 ip_len)
 {
 #pragma unroll
 	for (int i = 0; i < UPF_URRS_PER_PDR; i++) {
-		struct upf_usage *use = h->use[i];
-
-		if (!use)
+		if (!use[i])
 			continue;
-		if (p->uplink) {
-			use->ul_pkts++;
-			use->ul_bytes += p->ip_len;
+		if (uplink) {
+			use[i]->ul_pkts++;
+			use[i]->ul_bytes += ip_len;
 		} else {
-			use->dl_pkts++;
-			use->dl_bytes += p->ip_len;
+			use[i]->dl_pkts++;
+			use[i]->dl_bytes += ip_len;
 		}
 	}
+}
+
+/* Count the packet in the records urr_admit found. */
+static __always_inline void urr_count(const struct urr_held *h, const struct upf_pkt *p)
+{
+	urr_add(h->use, p->uplink, p->ip_len);
 }
 
 /* Give back what urr_admit took of the quotas, for a packet that did not leave. */

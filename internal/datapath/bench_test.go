@@ -78,6 +78,7 @@ func BenchmarkDatapath(b *testing.B) {
 		{name: "downlink, 1,000 sessions", dir: N6, sessions: 1_000, pdrs: 1},
 		{name: "uplink, 100,000 sessions", dir: N3, sessions: 100_000, pdrs: 1},
 		{name: "uplink, 100,000 sessions, UE filter, MBR QER + URR", dir: N3, sessions: 100_000, pdrs: 1, qos: true, ueFilter: true},
+		{name: "uplink, 100,000 sessions, as IPv4v6: 2 PDRs, the first matches", dir: N3, sessions: 100_000, pdrs: 2, qos: true, ueFilter: true, firstMatches: true},
 		{name: "downlink, 100,000 sessions", dir: N6, sessions: 100_000, pdrs: 1},
 		{name: "downlink, 100,000 sessions, UE filter, MBR QER + URR", dir: N6, sessions: 100_000, pdrs: 1, qos: true, ueFilter: true},
 		{name: "uplink, 1,000,000 sessions", dir: N3, sessions: 1_000_000, pdrs: 1},
@@ -137,10 +138,13 @@ type benchCase struct {
 	sessions int
 	pdrs     int
 	qos      bool
-	quota    bool       // with qos, the URR has a volume quota, never reached
-	ueFilter bool       // the uplink PDR names the UE's address, as the SMFs' do
-	trial    string     // upfd's objects from this file, not the built-in ones
-	base     *benchCase // for a trial, the same case on the built-in objects
+	quota    bool // with qos, the URR has a volume quota, never reached
+	ueFilter bool // the uplink PDR names the UE's address, as the SMFs' do
+	// firstMatches: of pdrs, the first matches (an IPv4v6 session's uplink,
+	// Open5GS's: a filter for each UE address, IPv4's first), not the last
+	firstMatches bool
+	trial        string     // upfd's objects from this file, not the built-in ones
+	base         *benchCase // for a trial, the same case on the built-in objects
 
 	// minimal is the minimal UPF's case with this one's sessions and
 	// direction, measured in the same rounds (upfd's cases).
@@ -397,7 +401,8 @@ func benchSessions(c *benchCase) []Op {
 		}
 		ups := []PDR{up}
 		if c.pdrs > 1 {
-			// pdrs-1 filters on ports no frame uses, then the catch-all.
+			// pdrs-1 filters on ports no frame uses, and the catch-all last
+			// (or first).
 			ups = nil
 			for k := range c.pdrs - 1 {
 				p := up
@@ -405,6 +410,9 @@ func benchSessions(c *benchCase) []Op {
 				ups = append(ups, p)
 			}
 			ups = append(ups, up)
+			if c.firstMatches {
+				slices.Reverse(ups)
+			}
 		}
 		ops = append(ops,
 			PutUplink{UplinkKey{teidUL + s, 0}, Rules{Session: s, PDRs: ups, ListID: 1 + s}},

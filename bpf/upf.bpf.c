@@ -27,20 +27,6 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-static __always_inline int gtpu_ep_index(const struct ip_info *ip)
-{
-#pragma unroll
-	for (int i = 0; i < UPF_MAX_GTPU_EPS; i++) {
-		const volatile struct upf_gtpu_ep *ep = &cfg_gtpu_eps[i];
-
-		if (ep->family == ip->family && ep->addr.a[0] == ip->dst.a[0] &&
-		    ep->addr.a[1] == ip->dst.a[1] && ep->addr.a[2] == ip->dst.a[2] &&
-		    ep->addr.a[3] == ip->dst.a[3])
-			return i;
-	}
-	return -1;
-}
-
 /*
  * Ethernet in: 0 with the cursor at an IP header, XDP_PASS for ARP, or a
  * drop reason.
@@ -120,7 +106,7 @@ static __always_inline int upf_gtpu_in(struct xdp_md *ctx, struct upf_pkt *p,
 	ret = parse_ip(&c, &outer);
 	if (ret < 0)
 		return ret;
-	ep = gtpu_ep_index(&outer);
+	ep = gtpu_ep_index(outer.family, &outer.dst);
 	udp = c.pos;
 	if (outer.proto != IPPROTO_UDP || ep < 0 || (void *)(udp + 1) > c.end ||
 	    udp->dest != bpf_htons(GTPU_PORT))

@@ -194,21 +194,38 @@ static __always_inline int fwd_lookup(struct xdp_md *ctx, struct upf_pkt *p,
 }
 
 /*
- * Move the frame's head so that the IP packet starts at hdr_len, and cut
- * any padding after it: one adjustment serves decapsulation, encapsulation
- * and both at once (N9).
+ * Move the frame's head so that the IP packet of ip_len octets at inner_off
+ * starts at hdr_len, and cut any padding after it: one adjustment serves
+ * decapsulation, encapsulation and both at once (N9).
  */
-static __always_inline int fwd_reframe(struct xdp_md *ctx, struct upf_pkt *p, __u32 hdr_len)
+static __always_inline int fwd_reframe(struct xdp_md *ctx, __u32 inner_off, __u16 ip_len,
+				       __u32 hdr_len)
 {
 	__u32 frame = ctx->data_end - ctx->data;
-	__u32 end = p->inner_off + p->ip_len;
+	__u32 end = inner_off + ip_len;
 
 	if (frame > end && bpf_xdp_adjust_tail(ctx, -(int)(frame - end)))
 		return -UPF_DROP_ADJUST;
-	if (bpf_xdp_adjust_head(ctx, (int)p->inner_off - (int)hdr_len))
+	if (bpf_xdp_adjust_head(ctx, (int)inner_off - (int)hdr_len))
 		return -UPF_DROP_ADJUST;
-	p->inner_off = hdr_len;
 	return 0;
+}
+
+/* The frame's Ethernet header toward the next hop, and the redirect to its device. */
+static __always_inline int fwd_send(struct xdp_md *ctx, const __u8 *dmac, const __u8 *smac,
+				    __u16 eth_proto, __u32 egress)
+{
+	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	int ret;
+
+	if ((void *)(eth + 1) > end)
+		return -UPF_DROP_TRUNCATED;
+	__builtin_memcpy(eth->h_dest, dmac, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, smac, ETH_ALEN);
+	eth->h_proto = bpf_htons(eth_proto);
+	ret = bpf_redirect_map(&tx_ports, egress, 0);
+	return ret == XDP_REDIRECT ? ret : -UPF_DROP_REDIRECT;
 }
 
 static __always_inline void fwd_dec_ttl(struct xdp_md *ctx, struct upf_pkt *p)
@@ -348,15 +365,16 @@ static __always_inline int fwd_udp6_check(struct xdp_md *ctx)
 static __always_inline int fwd_emit(struct xdp_md *ctx, struct upf_pkt *p,
 				    const struct upf_far *far)
 {
-	void *data, *end;
-	struct ethhdr *eth;
+	__u32 hdr_len = fwd_hdr_len(p, far);
 	__u8 family = p->family;
+	void *data, *end;
 	int ret;
 
 	fwd_dec_ttl(ctx, p);
-	ret = fwd_reframe(ctx, p, fwd_hdr_len(p, far));
+	ret = fwd_reframe(ctx, p->inner_off, p->ip_len, hdr_len);
 	if (ret < 0)
 		return ret;
+	p->inner_off = hdr_len;
 	data = (void *)(long)ctx->data;
 	end = (void *)(long)ctx->data_end;
 	if (far->ohc == UPF_OHC_GTPU_V4) {
@@ -370,18 +388,7 @@ static __always_inline int fwd_emit(struct xdp_md *ctx, struct upf_pkt *p,
 	}
 	if (ret < 0)
 		return ret;
-	data = (void *)(long)ctx->data;
-	end = (void *)(long)ctx->data_end;
-
-	eth = data;
-	if ((void *)(eth + 1) > end)
-		return -UPF_DROP_TRUNCATED;
-	__builtin_memcpy(eth->h_dest, p->dmac, ETH_ALEN);
-	__builtin_memcpy(eth->h_source, p->smac, ETH_ALEN);
-	eth->h_proto = bpf_htons(family == 4 ? ETH_P_IP : ETH_P_IPV6);
-
-	ret = bpf_redirect_map(&tx_ports, p->egress, 0);
-	return ret == XDP_REDIRECT ? ret : -UPF_DROP_REDIRECT;
+	return fwd_send(ctx, p->dmac, p->smac, family == 4 ? ETH_P_IP : ETH_P_IPV6, p->egress);
 }
 
 #endif /* UPF_FWD_H */

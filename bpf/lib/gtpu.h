@@ -52,6 +52,21 @@ struct gtpu_pdu_session {
 	__u8 next; /* no further extension */
 };
 
+/* Index of the local GTP-U address dst (IPv4 in a[0]), or -1. */
+static __always_inline int gtpu_ep_index(__u8 family, const struct upf_addr *dst)
+{
+#pragma unroll
+	for (int i = 0; i < UPF_MAX_GTPU_EPS; i++) {
+		const volatile struct upf_gtpu_ep *ep = &cfg_gtpu_eps[i];
+
+		if (ep->family == family && ep->addr.a[0] == dst->a[0] &&
+		    ep->addr.a[1] == dst->a[1] && ep->addr.a[2] == dst->a[2] &&
+		    ep->addr.a[3] == dst->a[3])
+			return i;
+	}
+	return -1;
+}
+
 /*
  * Walk the header at the cursor. On return *type is the message type, the
  * cursor is at the payload, and for a G-PDU p->teid and p->qfi are set.

@@ -77,17 +77,6 @@ static __always_inline int lean_ip_ok(const struct lean_ip *in, void *end)
 	       len >= sizeof(*in) && (void *)in + len <= end;
 }
 
-/* Index of the local IPv4 GTP-U address addr, or -1. */
-static __always_inline int lean_ep(__be32 addr)
-{
-#pragma unroll
-	for (int i = 0; i < UPF_MAX_GTPU_EPS; i++) {
-		if (cfg_gtpu_eps[i].family == 4 && cfg_gtpu_eps[i].addr.a[0] == addr)
-			return i;
-	}
-	return -1;
-}
-
 /* The G-PDU is of the form lean_n3 takes, its lengths consistent. */
 static __always_inline int lean_gpdu_ok(const struct lean_gpdu *g, void *data, void *end)
 {
@@ -235,15 +224,8 @@ static __always_inline int lean_police(struct upf_qer *q[], int uplink, __u16 ip
 {
 #pragma unroll
 	for (int i = 0; i < UPF_QERS_PER_PDR; i++) {
-		__u32 mbr;
-		int ret;
+		int ret = q[i] ? qer_police_dir(q[i], uplink, ip_len, &now) : 0;
 
-		if (!q[i])
-			continue;
-		mbr = uplink ? q[i]->mbr_ul : q[i]->mbr_dl;
-		if (!mbr)
-			continue;
-		ret = qer_police(uplink ? &q[i]->tat_ul : &q[i]->tat_dl, mbr, ip_len, now);
 		if (ret < 0)
 			return ret;
 	}
@@ -251,37 +233,14 @@ static __always_inline int lean_police(struct upf_qer *q[], int uplink, __u16 ip
 }
 
 /*
- * Move the frame's head so that the IP packet at inner_off follows hdr_len
- * octets, cut what follows it, and decrement its TTL: the packet's
- * changes before its new headers are written.
+ * The inner packet's TTL decremented, then the frame's head moved so that
+ * it follows hdr_len octets: the changes before its new headers are written.
  */
 static __always_inline int lean_reframe(struct xdp_md *ctx, struct lean_ip *inner, __u32 inner_off,
 					__u16 ip_len, __u32 hdr_len)
 {
-	__u32 frame = ctx->data_end - ctx->data, ip_end = inner_off + ip_len;
-
 	csum_ipv4_dec_ttl((struct iphdr *)inner);
-	if (frame > ip_end && bpf_xdp_adjust_tail(ctx, -(int)(frame - ip_end)))
-		return -UPF_DROP_ADJUST;
-	if (bpf_xdp_adjust_head(ctx, (int)inner_off - (int)hdr_len))
-		return -UPF_DROP_ADJUST;
-	return 0;
-}
-
-/* The frame's Ethernet header toward the next hop, and the redirect. */
-static __always_inline int lean_send(struct xdp_md *ctx, const struct upf_nexthop *nh)
-{
-	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
-	struct ethhdr *eth = data;
-	int ret;
-
-	if ((void *)(eth + 1) > end)
-		return -UPF_DROP_TRUNCATED;
-	__builtin_memcpy(eth->h_dest, nh->dmac, ETH_ALEN);
-	__builtin_memcpy(eth->h_source, nh->smac, ETH_ALEN);
-	eth->h_proto = bpf_htons(ETH_P_IP);
-	ret = bpf_redirect_map(&tx_ports, nh->out_ifindex, 0);
-	return ret == XDP_REDIRECT ? ret : -UPF_DROP_REDIRECT;
+	return fwd_reframe(ctx, inner_off, ip_len, hdr_len);
 }
 
 /*
@@ -308,7 +267,7 @@ static __always_inline int lean_n3(struct xdp_md *ctx, const struct upf_rules **
 	if (!cfg_fast_path || !cfg_nexthop_ttl_ns || (void *)(g + 1) > end ||
 	    !lean_gpdu_ok(g, data, end) || g->inner.ip.ttl <= 1)
 		return LEAN_DECLINE;
-	ep = lean_ep(g->outer.daddr);
+	ep = gtpu_ep_index(4, &(struct upf_addr){.a = {g->outer.daddr}});
 	if (ep < 0)
 		return LEAN_DECLINE;
 	key = (struct upf_fteid_key){.teid = g->gtpu.teid, .ep = ep};
@@ -332,7 +291,7 @@ static __always_inline int lean_n3(struct xdp_md *ctx, const struct upf_rules **
 		ret = lean_reframe(ctx, &g->inner, offsetof(struct lean_gpdu, inner), ip_len,
 				   ETH_HLEN);
 	if (ret == 0)
-		ret = lean_send(ctx, nh);
+		ret = fwd_send(ctx, nh->dmac, nh->smac, ETH_P_IP, nh->out_ifindex);
 	if (ret == XDP_REDIRECT)
 		urr_add(use, 1, ip_len);
 	return stats_exit(ctx, ret, egress, UPF_IF_N3);
@@ -395,7 +354,7 @@ static __always_inline int lean_n6(struct xdp_md *ctx, const struct upf_rules **
 		ret =
 		    gtpu_push_v4((void *)(long)ctx->data, (void *)(long)ctx->data_end, &t, ip_len);
 	if (ret == 0)
-		ret = lean_send(ctx, nh);
+		ret = fwd_send(ctx, nh->dmac, nh->smac, ETH_P_IP, nh->out_ifindex);
 	if (ret == XDP_REDIRECT)
 		urr_add(use, 0, ip_len);
 	return stats_exit(ctx, ret, egress, UPF_IF_N6);

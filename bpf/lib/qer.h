@@ -51,10 +51,21 @@ static __always_inline int qer_police(__u64 *tat, __u32 mbr, __u32 bytes, __u64 
 	return -UPF_DROP_MBR; /* lost every race: the flow is over its rate anyway */
 }
 
+/* Police bytes against q's MBR of one direction, if it has one; *now is read once. */
+static __always_inline int qer_police_dir(struct upf_qer *q, int uplink, __u32 bytes, __u64 *now)
+{
+	__u32 mbr = uplink ? q->mbr_ul : q->mbr_dl;
+
+	if (!mbr)
+		return 0;
+	if (!*now)
+		*now = bpf_ktime_get_coarse_ns();
+	return qer_police(uplink ? &q->tat_ul : &q->tat_dl, mbr, bytes, *now);
+}
+
 static __always_inline int qer_apply_one(__u32 id, struct upf_pkt *p, __u64 *now)
 {
 	struct upf_qer *q;
-	__u32 mbr;
 
 	if (!id)
 		return 0;
@@ -67,12 +78,7 @@ static __always_inline int qer_apply_one(__u32 id, struct upf_pkt *p, __u64 *now
 		p->mark_qfi = q->qfi;
 		p->mark_rqi = q->rqi;
 	}
-	mbr = p->uplink ? q->mbr_ul : q->mbr_dl;
-	if (!mbr)
-		return 0;
-	if (!*now)
-		*now = bpf_ktime_get_coarse_ns();
-	return qer_police(p->uplink ? &q->tat_ul : &q->tat_dl, mbr, p->ip_len, *now);
+	return qer_police_dir(q, p->uplink, p->ip_len, now);
 }
 
 /* All QERs of the PDR must admit the packet (e.g. flow MBR and session AMBR). */

@@ -145,6 +145,13 @@ func report(w io.Writer, progs []*profile, top int) {
 		for i, ns := range p.byLine {
 			byFile[filepath.Base(strings.Split(p.lines[i].Src, ":")[0])] += ns
 		}
+		if len(p.byFunc) > 1 { // a subprogram ran: a cold path on the hot one
+			fmt.Fprintf(w, "| function | ns/pkt | share |\n| --- | ---: | ---: |\n")
+			for _, k := range byValue(p.byFunc) {
+				fmt.Fprintf(w, "| %s | %.1f | %.0f %% |\n", k, p.perRun(p.byFunc[k]), 100*p.byFunc[k]/p.total)
+			}
+			fmt.Fprintln(w)
+		}
 		fmt.Fprintf(w, "| file | ns/pkt | share |\n| --- | ---: | ---: |\n")
 		for _, k := range byValue(byFile) {
 			fmt.Fprintf(w, "| %s | %.1f | %.0f %% |\n", k, p.perRun(byFile[k]), 100*byFile[k]/p.total)

@@ -9,10 +9,10 @@
  * address; GTP-U with one extension header, a PDU Session Container of 4
  * octets; an inner IPv4 packet without options or fragments carrying TCP
  * or UDP. Downlink (lean_n6): the same inner packet behind Ethernet.
- * The session: the PDR that matches is the lookup entry's one or the first
- * of a list of two, its filter inline; its FAR forwards (no tunnel uplink, an
- * IPv4 one downlink); URRs without a quota or MBQE, QERs whose gates are
- * open; the next hop in the cache.
+ * The session: the PDR that matches is the lookup entry's one, its filter
+ * inline, or any of a list (scanned as the general pipeline scans it); its
+ * FAR forwards (no tunnel uplink, an IPv4 one downlink); URRs without a
+ * quota or MBQE, QERs whose gates are open; the next hop in the cache.
  *
  * Anything else, the fast path declines before it has changed anything
  * (no frame byte, no counter, no rate state), and the general pipeline
@@ -102,19 +102,15 @@ struct lean_far {
 	__be32 teid, peer, local; /* an IPv4 tunnel's */
 };
 
-/*
- * The PDR matches the inner packet, coming from src_mask with qfi, and
- * removes the outer header it came in (ohr; UPF_OHR_NONE: none).
- */
+/* The inline PDR matches the inner packet, coming from src_mask with qfi. */
 static __always_inline int lean_pdr_match(const struct upf_pdr *r, const struct lean_ip *in,
-					  __u8 src_mask, __u8 qfi, __u8 ohr)
+					  __u8 src_mask, __u8 qfi)
 {
 	__u16 sport = bpf_ntohs(in->sport), dport = bpf_ntohs(in->dport);
 
-	if (!(r->src_iface & src_mask) || (ohr ? !(r->ohr & ohr) : r->ohr != UPF_OHR_NONE) ||
-	    (r->qfi && r->qfi != qfi) || (r->proto && r->proto != in->ip.protocol) ||
-	    sport < r->sport_lo || sport > r->sport_hi || dport < r->dport_lo ||
-	    dport > r->dport_hi)
+	if (!(r->src_iface & src_mask) || (r->qfi && r->qfi != qfi) ||
+	    (r->proto && r->proto != in->ip.protocol) || sport < r->sport_lo ||
+	    sport > r->sport_hi || dport < r->dport_lo || dport > r->dport_hi)
 		return 0;
 	if (r->src4_len)
 		return (in->ip.saddr & prefix_mask(r->src4_len, 0)) == r->src4;
@@ -122,30 +118,46 @@ static __always_inline int lean_pdr_match(const struct upf_pdr *r, const struct 
 }
 
 /*
- * The PDR the general pipeline would select for the packet, when it is the
- * entry's inline one or the first of a list of two (an IPv4v6 session's
- * uplink PDR is one: a filter for each UE address, IPv4's first), and its
- * FAR in far; or NULL, and the general pipeline decides.
+ * The first PDR of the entry's list that matches the inner packet, found by
+ * the general pipeline's own scan: the flow key it reads, and nothing more,
+ * is filled in.
+ */
+static __always_inline const struct upf_pdr *
+lean_list_pdr(const struct upf_rules *rules, const struct lean_ip *in, __u8 src_mask, __u8 qfi)
+{
+	struct upf_pkt p = {
+	    .src_mask = src_mask,
+	    .qfi = qfi,
+	    .family = 4,
+	    .proto = in->ip.protocol,
+	    .tos = in->ip.tos,
+	    .sport = bpf_ntohs(in->sport),
+	    .dport = bpf_ntohs(in->dport),
+	    .src = {.a = {in->ip.saddr}},
+	    .dst = {.a = {in->ip.daddr}},
+	};
+
+	return pdr_select(rules, &p);
+}
+
+/*
+ * The PDR the general pipeline would select for the packet, and its FAR in
+ * far, when the PDR removes the outer header the packet came in (ohr;
+ * UPF_OHR_NONE: none); or NULL, and the general pipeline decides.
  */
 static __always_inline const struct upf_pdr *lean_pdr(const struct upf_rules *rules,
 						      const struct lean_ip *in, __u8 src_mask,
 						      __u8 qfi, __u8 ohr, struct lean_far *far)
 {
-	const struct upf_pdr_pair *pair;
 	const struct upf_pdr *r = &rules->pdr;
 	const struct upf_far *f;
 	__u32 id;
 
-	if (rules->n_pdrs == 2) { /* longer lists decline at once: their scan is the point */
-		id = rules->list_id;
-		pair = bpf_map_lookup_elem(&pdr_pairs, &id);
-		if (!pair)
-			return NULL;
-		r = &pair->pdr[0];
-	} else if (rules->n_pdrs != 1) {
+	if (rules->n_pdrs > 1)
+		r = lean_list_pdr(rules, in, src_mask, qfi);
+	else if (rules->n_pdrs != 1 || !lean_pdr_match(r, in, src_mask, qfi))
 		return NULL;
-	}
-	if (!lean_pdr_match(r, in, src_mask, qfi, ohr))
+	if (!r || (ohr ? !(r->ohr & ohr) : r->ohr != UPF_OHR_NONE))
 		return NULL;
 	if (rules->far_inline && r == &rules->pdr) {
 		*far = (struct lean_far){

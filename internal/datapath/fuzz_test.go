@@ -50,6 +50,9 @@ func FuzzDatapath(f *testing.F) {
 	list.teid = teidLeanList
 	f.Add(uplink(list, tcp(flow{src: ueLean, dst: addrDN, sport: 40000, dport: 80})), false)
 	f.Add(uplink(list, leanUp), false)
+	ef := leanUp
+	ef.tos = 0xb8
+	f.Add(uplink(list, ef), false)
 	f.Add(downlink(leanDown), true)
 	f.Add(downlink(tcp(leanDown)), true)
 	f.Add(downlink(ttl1(leanDown)), true)
@@ -91,18 +94,20 @@ func leanSession() []Op {
 	ul := PDR{ID: 7, Src: Access, OHR: OHRGTPUIP, FARID: 1, QERIDs: [2]uint32{7}, URRIDs: [2]uint32{7},
 		Filter: SDF{Src: netip.PrefixFrom(ueLean, 32)}}
 	dl := PDR{ID: 8, Src: Core, FARID: 8, QERIDs: [2]uint32{7}, URRIDs: [2]uint32{7}}
-	// A list, as an IPv4v6 session's uplink PDR becomes: the fast path
-	// takes what its first PDR matches (here, port 80, counted apart) and
-	// declines the rest.
-	web, rest := ul, ul
+	// A list, scanned by the fast path as by the general pipeline: port 80
+	// and one data network host with DSCP EF (a filter in an SDF slot) are
+	// counted apart from the rest.
+	web, dn, rest := ul, ul, ul
 	web.ID, web.Filter.DstPorts, web.URRIDs = 9, PortRange{80, 80}, [2]uint32{1}
+	dn.ID, dn.URRIDs, dn.SDFID = 11, [2]uint32{1}, 11
+	dn.Filter.Dst, dn.Filter.TOS, dn.Filter.TOSMask = netip.PrefixFrom(addrDN, 32), 0xb8, 0xfc
 	rest.ID = 10
 	return []Op{
 		PutFAR{ID: 8, FAR: FAR{Action: Forw, TEID: 0x800, Peer: addrGNB, Local: addrN3, TOS: 0xb8, HasTOS: true}},
 		PutQER{ID: 7, QER: QER{MBRUplink: 1_000_000_000, MBRDownlink: 1_000_000_000, QFI: 5, RQI: true}},
 		PutURR{ID: 7, URR: URR{}},
 		PutUplink{UplinkKey{teidLean, epN3}, Rules{Session: 7, PDRs: []PDR{ul}}},
-		PutUplink{UplinkKey{teidLeanList, epN3}, Rules{Session: 7, PDRs: []PDR{web, rest}, ListID: 1}},
+		PutUplink{UplinkKey{teidLeanList, epN3}, Rules{Session: 7, PDRs: []PDR{web, dn, rest}, ListID: 1}},
 		PutDownlink{netip.PrefixFrom(ueLean, 32), Rules{Session: 7, PDRs: []PDR{dl}}},
 	}
 }

@@ -144,13 +144,15 @@ __cold int gtpu_echo_reply(struct xdp_md *ctx, struct upf_pkt *p, __u16 l4_off)
 	struct ethhdr *eth;
 	__u8 *ie;
 	__be16 seq = 0;
+	__u64 len = end - data;
 
+	asm volatile("" : "+r"(len)); /* a 64-bit difference: as 32 bits, pointer arithmetic */
 	udp = data + (l4_off & UPF_OFF_MASK);
 	h = (void *)(udp + 1);
 	opt = (void *)(h + 1);
 	if ((void *)(opt + 1) <= end && (h->flags & GTPU_F_S))
 		seq = opt->seq;
-	if (bpf_xdp_adjust_tail(ctx, (int)want - (int)(end - data)))
+	if (bpf_xdp_adjust_tail(ctx, (int)want - (int)len))
 		return -UPF_DROP_ADJUST;
 
 	data = (void *)(long)ctx->data;

@@ -11,7 +11,7 @@ import (
 )
 
 // The test forwarder (bpf/lab/lossy.bpf.c), built into the tests only.
-//go:generate go tool bpf2go -cc clang-19 -cflags "-O2 -g -Wall -Werror -fno-strict-aliasing -nostdinc -I../../bpf/include" -target bpfel lossy ../../bpf/lab/lossy.bpf.c
+//go:generate go tool bpf2go -cc clang-19 -cflags "-O2 -mcpu=v3 -g -Wall -Werror -fno-strict-aliasing -nostdinc -I../../bpf/include" -target bpfel lossy ../../bpf/lab/lossy.bpf.c
 
 // What the test forwarder does to a frame (enum lossy_what).
 const (

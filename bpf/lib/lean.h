@@ -11,8 +11,9 @@
  * or UDP. Downlink (lean_n6): the same inner packet behind Ethernet.
  * The session: the PDR that matches is the lookup entry's one, its filter
  * inline, or any of a list (scanned as the general pipeline scans it); its
- * FAR forwards (no tunnel uplink, an IPv4 one downlink); URRs without a
- * quota or MBQE, QERs whose gates are open; the next hop in the cache.
+ * FAR forwards (no tunnel uplink, an IPv4 one downlink); URRs without MBQE
+ * (a volume quota is taken by the general pipeline's own step), QERs whose
+ * gates are open; the next hop in the cache.
  *
  * Anything else, the fast path declines before it has changed anything
  * (no frame byte, no counter, no rate state), and the general pipeline
@@ -119,13 +120,14 @@ static __always_inline int lean_pdr_match(const struct upf_pdr *r, const struct 
 
 /*
  * The first PDR of the entry's list that matches the inner packet, found by
- * the general pipeline's own scan: the flow key it reads, and nothing more,
- * is filled in.
+ * the general pipeline's own scan: p gets the flow key it reads, and
+ * nothing more.
  */
-static __always_inline const struct upf_pdr *
-lean_list_pdr(const struct upf_rules *rules, const struct lean_ip *in, __u8 src_mask, __u8 qfi)
+static __always_inline const struct upf_pdr *lean_list_pdr(const struct upf_rules *rules,
+							   const struct lean_ip *in, __u8 src_mask,
+							   __u8 qfi, struct upf_pkt *p)
 {
-	struct upf_pkt p = {
+	*p = (struct upf_pkt){
 	    .src_mask = src_mask,
 	    .qfi = qfi,
 	    .family = 4,
@@ -137,24 +139,26 @@ lean_list_pdr(const struct upf_rules *rules, const struct lean_ip *in, __u8 src_
 	    .dst = {.a = {in->ip.daddr}},
 	};
 
-	return pdr_select(rules, &p);
+	return pdr_select(rules, p);
 }
 
 /*
  * The PDR the general pipeline would select for the packet, and its FAR in
  * far, when the PDR removes the outer header the packet came in (ohr;
- * UPF_OHR_NONE: none); or NULL, and the general pipeline decides.
+ * UPF_OHR_NONE: none); or NULL, and the general pipeline decides. A list's
+ * scan uses p.
  */
 static __always_inline const struct upf_pdr *lean_pdr(const struct upf_rules *rules,
 						      const struct lean_ip *in, __u8 src_mask,
-						      __u8 qfi, __u8 ohr, struct lean_far *far)
+						      __u8 qfi, __u8 ohr, struct lean_far *far,
+						      struct upf_pkt *p)
 {
 	const struct upf_pdr *r = &rules->pdr;
 	const struct upf_far *f;
 	__u32 id;
 
 	if (rules->n_pdrs > 1)
-		r = lean_list_pdr(rules, in, src_mask, qfi);
+		r = lean_list_pdr(rules, in, src_mask, qfi, p);
 	else if (rules->n_pdrs != 1 || !lean_pdr_match(r, in, src_mask, qfi))
 		return NULL;
 	if (!r || (ohr ? !(r->ohr & ohr) : r->ohr != UPF_OHR_NONE))
@@ -187,19 +191,21 @@ static __always_inline const struct upf_pdr *lean_pdr(const struct upf_rules *ru
 	return r;
 }
 
-/* The PDR's URR records to count in, or 0 if one needs the general steps. */
-static __always_inline int lean_urrs(const struct upf_pdr *r, struct upf_usage *use[])
+/*
+ * The PDR's URR records to count in, as the general pipeline finds them,
+ * and how many have a volume quota; or -1 if one measures before QoS
+ * (MBQE) or has no record: the general steps.
+ */
+static __always_inline int lean_urrs(const struct upf_pdr *r, struct urr_held *h)
 {
+	int quotas = urr_find(r, 0, h);
+
 #pragma unroll
 	for (int i = 0; i < UPF_URRS_PER_PDR; i++) {
-		use[i] = NULL;
-		if (!r->urr_id[i])
-			continue;
-		use[i] = urr_record(r->urr_id[i]);
-		if (!use[i] || use[i]->flags)
-			return 0;
+		if (r->urr_id[i] && !h->use[i])
+			return -1;
 	}
-	return 1;
+	return quotas;
 }
 
 /* The PDR's QERs, all present with the direction's gate (UPF_GATE_*) open, or 0. */
@@ -264,17 +270,18 @@ static __always_inline int lean_n3(struct xdp_md *ctx, const struct upf_rules **
 {
 	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
 	struct lean_gpdu *g = data;
-	struct upf_usage *use[UPF_URRS_PER_PDR];
 	struct upf_qer *q[UPF_QERS_PER_PDR];
 	const struct upf_nexthop *nh;
 	const struct upf_rules *rules;
 	const struct upf_pdr *r;
 	struct upf_fteid_key key;
 	struct lean_far far;
+	struct urr_held h;
+	struct upf_pkt p; /* the packet as general steps read it: a list's scan, the quotas */
 	__u32 egress;
 	__u16 ip_len;
 	__u64 now;
-	int ret, ep;
+	int ret, ep, quotas;
 
 	if (!cfg_fast_path || !cfg_nexthop_ttl_ns || (void *)(g + 1) > end ||
 	    !lean_gpdu_ok(g, data, end) || g->inner.ip.ttl <= 1)
@@ -287,9 +294,10 @@ static __always_inline int lean_n3(struct xdp_md *ctx, const struct upf_rules **
 	*found = rules;
 	if (!rules)
 		return LEAN_DECLINE;
-	r = lean_pdr(rules, &g->inner, UPF_SRC_ACCESS, g->psc.qfi & 0x3f, UPF_OHR_GTPU_V4, &far);
-	if (!r || !(far.action & UPF_FAR_FORW) || far.ohc != UPF_OHC_NONE || !lean_urrs(r, use) ||
-	    !lean_qers(r, q, UPF_GATE_UL_CLOSED))
+	r = lean_pdr(rules, &g->inner, UPF_SRC_ACCESS, g->psc.qfi & 0x3f, UPF_OHR_GTPU_V4, &far,
+		     &p);
+	if (!r || !(far.action & UPF_FAR_FORW) || far.ohc != UPF_OHC_NONE ||
+	    (quotas = lean_urrs(r, &h)) < 0 || !lean_qers(r, q, UPF_GATE_UL_CLOSED))
 		return LEAN_DECLINE;
 	ip_len = bpf_ntohs(g->inner.ip.tot_len);
 	now = bpf_ktime_get_coarse_ns();
@@ -298,14 +306,27 @@ static __always_inline int lean_n3(struct xdp_md *ctx, const struct upf_rules **
 		return LEAN_DECLINE;
 
 	egress = nh->out_ifindex;
+	if (quotas)
+		p = (struct upf_pkt){
+		    .ifindex = ctx->ingress_ifindex,
+		    .iface = UPF_IF_N3,
+		    .teid = g->gtpu.teid,
+		    .qfi = g->psc.qfi & 0x3f,
+		    .ip_len = ip_len,
+		    .session = rules->session,
+		};
 	ret = lean_police(q, 1, ip_len, now);
+	if (ret == 0 && quotas)
+		ret = urr_take(r, &p, &h);
 	if (ret == 0)
 		ret = lean_reframe(ctx, &g->inner, offsetof(struct lean_gpdu, inner), ip_len,
 				   ETH_HLEN);
 	if (ret == 0)
 		ret = fwd_send(ctx, nh->dmac, nh->smac, ETH_P_IP, nh->out_ifindex);
 	if (ret == XDP_REDIRECT)
-		urr_add(use, 1, ip_len);
+		urr_add(h.use, 1, ip_len);
+	else if (quotas)
+		urr_refund(&h, &p);
 	return stats_exit(ctx, ret, egress, UPF_IF_N3);
 }
 
@@ -314,18 +335,19 @@ static __always_inline int lean_n6(struct xdp_md *ctx, const struct upf_rules **
 {
 	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
 	struct lean_frame *f = data;
-	struct upf_usage *use[UPF_URRS_PER_PDR];
 	struct upf_qer *q[UPF_QERS_PER_PDR];
 	const struct upf_nexthop *nh;
 	const struct upf_rules *rules;
 	const struct upf_pdr *r;
 	struct gtpu_out t = {};
 	struct lean_far far;
+	struct urr_held h;
+	struct upf_pkt p; /* as in lean_n3 */
 	__u32 egress, hdr_len;
 	__be32 ue;
 	__u16 ip_len;
 	__u64 now;
-	int ret;
+	int ret, quotas;
 
 	if (!cfg_fast_path || !cfg_nexthop_ttl_ns || (void *)(f + 1) > end ||
 	    f->eth.h_proto != bpf_htons(ETH_P_IP) || !lean_ip_ok(&f->inner, end) ||
@@ -336,9 +358,9 @@ static __always_inline int lean_n6(struct xdp_md *ctx, const struct upf_rules **
 	*found = rules;
 	if (!rules)
 		return LEAN_DECLINE;
-	r = lean_pdr(rules, &f->inner, UPF_SRC_CORE | UPF_SRC_SGI_LAN, 0, UPF_OHR_NONE, &far);
+	r = lean_pdr(rules, &f->inner, UPF_SRC_CORE | UPF_SRC_SGI_LAN, 0, UPF_OHR_NONE, &far, &p);
 	if (!r || !(far.action & UPF_FAR_FORW) || far.ohc != UPF_OHC_GTPU_V4 ||
-	    !lean_urrs(r, use) || !lean_qers(r, q, UPF_GATE_DL_CLOSED))
+	    (quotas = lean_urrs(r, &h)) < 0 || !lean_qers(r, q, UPF_GATE_DL_CLOSED))
 		return LEAN_DECLINE;
 #pragma unroll
 	for (int i = 0; i < UPF_QERS_PER_PDR; i++) {
@@ -359,7 +381,16 @@ static __always_inline int lean_n6(struct xdp_md *ctx, const struct upf_rules **
 		return LEAN_DECLINE;
 
 	egress = nh->out_ifindex;
+	if (quotas)
+		p = (struct upf_pkt){
+		    .ifindex = ctx->ingress_ifindex,
+		    .iface = UPF_IF_N6,
+		    .ip_len = ip_len,
+		    .session = rules->session,
+		};
 	ret = lean_police(q, 0, ip_len, now);
+	if (ret == 0 && quotas)
+		ret = urr_take(r, &p, &h);
 	if (ret == 0)
 		ret = lean_reframe(ctx, &f->inner, ETH_HLEN, ip_len, ETH_HLEN + hdr_len);
 	if (ret == 0)
@@ -368,7 +399,9 @@ static __always_inline int lean_n6(struct xdp_md *ctx, const struct upf_rules **
 	if (ret == 0)
 		ret = fwd_send(ctx, nh->dmac, nh->smac, ETH_P_IP, nh->out_ifindex);
 	if (ret == XDP_REDIRECT)
-		urr_add(use, 0, ip_len);
+		urr_add(h.use, 0, ip_len);
+	else if (quotas)
+		urr_refund(&h, &p);
 	return stats_exit(ctx, ret, egress, UPF_IF_N6);
 }
 

@@ -64,18 +64,17 @@ struct urr_held {
 };
 
 /*
- * Take the packet's share of the quotas of the PDR's URRs of one kind (MBQE
- * or not), and find their records: h says what to count in, or to give
- * back. A quota spent refuses the packet.
+ * Find the records of the PDR's URRs of one kind (MBQE or not) that a
+ * packet is to count in; nothing is taken yet. The number with a quota.
  */
-static __always_inline int urr_admit(const struct upf_pdr *r, struct upf_pkt *p, __u32 mbqe,
-				     struct urr_held *h)
+static __always_inline int urr_find(const struct upf_pdr *r, __u32 mbqe, struct urr_held *h)
 {
+	int quotas = 0;
+
 #pragma unroll
 	for (int i = 0; i < UPF_URRS_PER_PDR; i++) {
 		__u32 id = r->urr_id[i];
 		struct upf_usage *use;
-		int ret;
 
 		h->use[i] = NULL;
 		h->quota[i] = 0;
@@ -84,15 +83,58 @@ static __always_inline int urr_admit(const struct upf_pdr *r, struct upf_pkt *p,
 		use = urr_record(id);
 		if (!use || (use->flags & UPF_URR_MBQE) != mbqe)
 			continue;
-		if (use->flags & UPF_URR_QUOTA) {
-			ret = urr_quota(id, p);
-			if (ret < 0)
-				return ret;
-			h->quota[i] = id;
-		}
 		h->use[i] = use;
+		quotas += !!(use->flags & UPF_URR_QUOTA);
+	}
+	return quotas;
+}
+
+/* Give back what urr_take took of the quotas, for a packet that did not leave. */
+static __always_inline void urr_refund(const struct urr_held *h, const struct upf_pkt *p)
+{
+#pragma unroll
+	for (int i = 0; i < UPF_URRS_PER_PDR; i++) {
+		__u32 id = h->quota[i];
+		struct upf_urr *u;
+
+		if (!id)
+			continue;
+		u = bpf_map_lookup_elem(&urrs, &id);
+		if (u)
+			__sync_fetch_and_add(&u->quota_left, (__s64)p->ip_len);
+	}
+}
+
+/*
+ * Take the packet's share of the quotas of the URRs urr_find found: h says
+ * what to give back. A quota spent refuses the packet, and what the others
+ * gave is given back: h then holds none.
+ */
+static __always_inline int urr_take(const struct upf_pdr *r, struct upf_pkt *p, struct urr_held *h)
+{
+#pragma unroll
+	for (int i = 0; i < UPF_URRS_PER_PDR; i++) {
+		int ret;
+
+		if (!h->use[i] || !(h->use[i]->flags & UPF_URR_QUOTA))
+			continue;
+		ret = urr_quota(r->urr_id[i], p);
+		if (ret < 0) {
+			urr_refund(h, p);
+			__builtin_memset(h->quota, 0, sizeof(h->quota));
+			return ret;
+		}
+		h->quota[i] = r->urr_id[i];
 	}
 	return 0;
+}
+
+/* urr_find and urr_take: the records to count in, their quotas taken. */
+static __always_inline int urr_admit(const struct upf_pdr *r, struct upf_pkt *p, __u32 mbqe,
+				     struct urr_held *h)
+{
+	urr_find(r, mbqe, h);
+	return urr_take(r, p, h);
 }
 
 /* Count a packet of ip_len octets, uplink or not, in each record of use (NULL: none). */
@@ -113,26 +155,10 @@ static __always_inline void urr_add(struct upf_usage *const use[UPF_URRS_PER_PDR
 	}
 }
 
-/* Count the packet in the records urr_admit found. */
+/* Count the packet in the records urr_find found. */
 static __always_inline void urr_count(const struct urr_held *h, const struct upf_pkt *p)
 {
 	urr_add(h->use, p->uplink, p->ip_len);
-}
-
-/* Give back what urr_admit took of the quotas, for a packet that did not leave. */
-static __always_inline void urr_refund(const struct urr_held *h, const struct upf_pkt *p)
-{
-#pragma unroll
-	for (int i = 0; i < UPF_URRS_PER_PDR; i++) {
-		__u32 id = h->quota[i];
-		struct upf_urr *u;
-
-		if (!id)
-			continue;
-		u = bpf_map_lookup_elem(&urrs, &id);
-		if (u)
-			__sync_fetch_and_add(&u->quota_left, (__s64)p->ip_len);
-	}
 }
 
 #endif /* UPF_URR_H */

@@ -53,6 +53,13 @@ func FuzzDatapath(f *testing.F) {
 	ef := leanUp
 	ef.tos = 0xb8
 	f.Add(uplink(list, ef), false)
+	quota := lean
+	quota.teid = teidLeanQuota
+	quotaUp, quotaDown := tcp(leanUp), tcp(leanDown)
+	quotaUp.src, quotaDown.dst = ueLeanQuota, ueLeanQuota
+	f.Add(uplink(quota, quotaUp), false)
+	f.Add(downlink(quotaDown), true) // spends the quota: dropped, and the event sent
+	f.Add(uplink(quota, quotaUp), false)
 	f.Add(downlink(leanDown), true)
 	f.Add(downlink(tcp(leanDown)), true)
 	f.Add(downlink(ttl1(leanDown)), true)
@@ -85,10 +92,15 @@ func FuzzDatapath(f *testing.F) {
 // on the uplink PDR, an MBR QER and a URR on both, and downlink a tunnel
 // with transport level marking.
 var (
-	teidLean     = uint32(0x700)
-	teidLeanList = uint32(0x701)
-	ueLean       = netip.MustParseAddr("10.45.0.7")
+	teidLean      = uint32(0x700)
+	teidLeanList  = uint32(0x701)
+	teidLeanQuota = uint32(0x702)
+	ueLean        = netip.MustParseAddr("10.45.0.7")
+	ueLeanQuota   = netip.MustParseAddr("10.45.0.8")
 )
+
+// urrQuota is leanSession's URR with a volume quota, which the seeds spend.
+const urrQuota = 12
 
 func leanSession() []Op {
 	ul := PDR{ID: 7, Src: Access, OHR: OHRGTPUIP, FARID: 1, QERIDs: [2]uint32{7}, URRIDs: [2]uint32{7},
@@ -102,13 +114,21 @@ func leanSession() []Op {
 	dn.ID, dn.URRIDs, dn.SDFID = 11, [2]uint32{1}, 11
 	dn.Filter.Dst, dn.Filter.TOS, dn.Filter.TOSMask = netip.PrefixFrom(addrDN, 32), 0xb8, 0xfc
 	rest.ID = 10
+	// A UE whose PDRs count in a URR with a volume quota of three packets'
+	// worth: the seeds spend it, each frame running twice in each datapath.
+	quotaUL, quotaDL := ul, dl
+	quotaUL.ID, quotaUL.URRIDs, quotaUL.Filter.Src = 12, [2]uint32{urrQuota}, netip.PrefixFrom(ueLeanQuota, 32)
+	quotaDL.ID, quotaDL.URRIDs = 13, [2]uint32{urrQuota}
 	return []Op{
 		PutFAR{ID: 8, FAR: FAR{Action: Forw, TEID: 0x800, Peer: addrGNB, Local: addrN3, TOS: 0xb8, HasTOS: true}},
 		PutQER{ID: 7, QER: QER{MBRUplink: 1_000_000_000, MBRDownlink: 1_000_000_000, QFI: 5, RQI: true}},
 		PutURR{ID: 7, URR: URR{}},
+		PutURR{ID: urrQuota, URR: URR{HasQuota: true, Quota: 4000}},
 		PutUplink{UplinkKey{teidLean, epN3}, Rules{Session: 7, PDRs: []PDR{ul}}},
 		PutUplink{UplinkKey{teidLeanList, epN3}, Rules{Session: 7, PDRs: []PDR{web, dn, rest}, ListID: 1}},
 		PutDownlink{netip.PrefixFrom(ueLean, 32), Rules{Session: 7, PDRs: []PDR{dl}}},
+		PutUplink{UplinkKey{teidLeanQuota, epN3}, Rules{Session: 7, PDRs: []PDR{quotaUL}}},
+		PutDownlink{netip.PrefixFrom(ueLeanQuota, 32), Rules{Session: 7, PDRs: []PDR{quotaDL}}},
 	}
 }
 
@@ -158,7 +178,7 @@ func observe(t *testing.T, d *Datapath, ns string, role Role, frame []byte) obse
 func urrUsage(t *testing.T, d *Datapath) map[uint32]Usage {
 	t.Helper()
 	m := map[uint32]Usage{}
-	for _, id := range []uint32{1, 7} {
+	for _, id := range []uint32{1, 7, urrQuota} {
 		u, err := d.Usage(id)
 		if err != nil {
 			t.Fatal(err)

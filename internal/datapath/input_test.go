@@ -3,6 +3,7 @@ package datapath
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"net"
 	"net/netip"
 	"runtime"
@@ -287,6 +288,34 @@ func TestPrivilegedQuota(t *testing.T) {
 			}
 			if ev, err := events.Read(time.Now().Add(50 * time.Millisecond)); err == nil {
 				t.Errorf("second event %+v: the quota is reported once", ev)
+			}
+		})
+	}
+}
+
+// A packet that one of its PDR's quotas refuses is dropped and takes
+// nothing from the other: with the fast path and without. The first packet
+// fills the next-hop cache, which the fast path needs for the second.
+func TestPrivilegedQuotaRefusalGivesBack(t *testing.T) {
+	size := uint64(len(innerBytes()))
+	psc := tunnel{src: addrGNB, dst: addrN3, teid: teidUL, qfi: qfiDef, pduType: 1}
+	for _, opts := range []Options{{}, {NoFastPath: true}} {
+		t.Run(fmt.Sprintf("NoFastPath=%v", opts.NoFastPath), func(t *testing.T) {
+			ns := testenv.UPF(t)
+			d := loadIn(t, ns, opts)
+			ul := PDR{ID: 1, Src: Access, OHR: OHRGTPUIP, FARID: 1, URRIDs: [2]uint32{1, 2}}
+			if err := d.Apply(append(baseSession(),
+				PutURR{ID: 1, URR: URR{HasQuota: true, Quota: 10 * size}},
+				PutURR{ID: 2, URR: URR{HasQuota: true, Quota: size / 2}},
+				PutUplink{UplinkKey{teidUL, epN3}, Rules{Session: 1, PDRs: []PDR{ul}}})); err != nil {
+				t.Fatal(err)
+			}
+			got := sequence(t, d, ns, N3, uplink(psc, upFlow), 2)
+			if want := []Verdict{Dropped, Dropped}; !slices.Equal(got, want) {
+				t.Errorf("verdicts %v, want %v: URR 2's quota is less than a packet", got, want)
+			}
+			if left, _ := d.QuotaLeft(1); left != int64(10*size) {
+				t.Errorf("URR 1's quota left %d, want %d: a refused packet takes nothing", left, 10*size)
 			}
 		})
 	}

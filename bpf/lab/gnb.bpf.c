@@ -36,6 +36,7 @@
 #include <linux/in.h>
 #include <linux/udp.h>
 #include <bpf/bpf_helpers.h>
+#include "ethaddr.h"
 #include <bpf/bpf_endian.h>
 #include "labpkt.h"
 
@@ -206,8 +207,7 @@ static __always_inline void gnb_eth(struct ethhdr *eth, const volatile struct gn
 {
 	/* zero until the loader sets them: hide where port points, or clang copies zeros */
 	barrier_var(port);
-	__builtin_memcpy(eth->h_dest, (const void *)port->peer, ETH_ALEN);
-	__builtin_memcpy(eth->h_source, (const void *)port->smac, ETH_ALEN);
+	lab_eth_addrs(eth, (const void *)port->peer, (const void *)port->smac);
 	eth->h_proto = proto;
 }
 

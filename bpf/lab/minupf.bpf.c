@@ -26,6 +26,7 @@
 #include <linux/in.h>
 #include <linux/udp.h>
 #include <bpf/bpf_helpers.h>
+#include "ethaddr.h"
 #include <bpf/bpf_endian.h>
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -281,8 +282,7 @@ static __always_inline int min_tx_frame(struct xdp_md *ctx, enum min_port_id out
 	barrier_var(port);
 	if ((void *)(eth + 1) > end)
 		return XDP_DROP;
-	__builtin_memcpy(eth->h_dest, (const void *)port->peer, ETH_ALEN);
-	__builtin_memcpy(eth->h_source, (const void *)port->smac, ETH_ALEN);
+	lab_eth_addrs(eth, (const void *)port->peer, (const void *)port->smac);
 	eth->h_proto = proto;
 	return bpf_redirect_map(&min_tx, port->ifindex, XDP_DROP);
 }

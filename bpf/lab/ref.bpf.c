@@ -8,6 +8,7 @@
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
 #include <bpf/bpf_helpers.h>
+#include "ethaddr.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -36,7 +37,6 @@ int xdp_ref(struct xdp_md *ctx)
 
 	if ((void *)(eth + 1) > end)
 		return XDP_DROP;
-	__builtin_memcpy(eth->h_dest, (const void *)cfg_ports[out].peer, ETH_ALEN);
-	__builtin_memcpy(eth->h_source, (const void *)cfg_ports[out].smac, ETH_ALEN);
+	lab_eth_addrs(eth, (const void *)cfg_ports[out].peer, (const void *)cfg_ports[out].smac);
 	return bpf_redirect_map(&ref_tx, cfg_ports[out].ifindex, XDP_DROP);
 }

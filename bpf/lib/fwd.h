@@ -211,6 +211,25 @@ static __always_inline int fwd_reframe(struct xdp_md *ctx, __u32 inner_off, __u1
 	return 0;
 }
 
+/* 32- and 16-bit words that may alias any object (here MAC addresses, a byte array). */
+typedef __u32 __attribute__((may_alias)) fwd_u32;
+typedef __u16 __attribute__((may_alias)) fwd_u16;
+
+/*
+ * The Ethernet header's addresses and type, a word at a time: clang copies
+ * into struct ethhdr, which is packed, a byte at a time (x86 loads and
+ * stores words at any address).
+ */
+static __always_inline void fwd_eth_write(void *eth, const __u8 *dmac, const __u8 *smac,
+					  __u16 eth_proto)
+{
+	*(fwd_u32 *)eth = *(const fwd_u32 *)dmac;
+	*(fwd_u16 *)(eth + 4) = *(const fwd_u16 *)(dmac + 4);
+	*(fwd_u16 *)(eth + 6) = *(const fwd_u16 *)smac;
+	*(fwd_u32 *)(eth + 8) = *(const fwd_u32 *)(smac + 2);
+	*(fwd_u16 *)(eth + 12) = bpf_htons(eth_proto);
+}
+
 /* The frame's Ethernet header toward the next hop, and the redirect to its device. */
 static __always_inline int fwd_send(struct xdp_md *ctx, const __u8 *dmac, const __u8 *smac,
 				    __u16 eth_proto, __u32 egress)
@@ -221,9 +240,7 @@ static __always_inline int fwd_send(struct xdp_md *ctx, const __u8 *dmac, const 
 
 	if ((void *)(eth + 1) > end)
 		return -UPF_DROP_TRUNCATED;
-	__builtin_memcpy(eth->h_dest, dmac, ETH_ALEN);
-	__builtin_memcpy(eth->h_source, smac, ETH_ALEN);
-	eth->h_proto = bpf_htons(eth_proto);
+	fwd_eth_write(eth, dmac, smac, eth_proto);
 	ret = bpf_redirect_map(&tx_ports, egress, 0);
 	return ret == XDP_REDIRECT ? ret : -UPF_DROP_REDIRECT;
 }

@@ -273,6 +273,46 @@ static __always_inline int lean_police(struct upf_qer *q[], int uplink, __u16 ip
 }
 
 /*
+ * The packet's changes before its frame's: the QERs' MBRs, then, when the
+ * PDR's URRs have quotas, their share taken by the general pipeline's step,
+ * which reads p (the packet, as lean_quota_pkt fills it in).
+ */
+static __always_inline int lean_admit(struct upf_qer *q[], int uplink, __u16 ip_len, __u64 now,
+				      const struct upf_pdr *r, int quotas, struct upf_pkt *p,
+				      struct urr_held *h)
+{
+	int ret = lean_police(q, uplink, ip_len, now);
+
+	if (ret == 0 && quotas)
+		ret = urr_take(r, p, h);
+	return ret;
+}
+
+/* The packet as the quota step reads it: its length, and what a quota's event names. */
+static __always_inline struct upf_pkt lean_quota_pkt(struct xdp_md *ctx, __u8 iface, __u32 session,
+						     __be32 teid, __u8 qfi, __u16 ip_len)
+{
+	return (struct upf_pkt){
+	    .ifindex = ctx->ingress_ifindex,
+	    .iface = iface,
+	    .teid = teid,
+	    .qfi = qfi,
+	    .ip_len = ip_len,
+	    .session = session,
+	};
+}
+
+/* Counted in its URRs if it left (ret), else what it took of their quotas given back. */
+static __always_inline void lean_account(int ret, struct urr_held *h, int uplink, __u16 ip_len,
+					 int quotas, const struct upf_pkt *p)
+{
+	if (ret == XDP_REDIRECT)
+		urr_add(h->use, uplink, ip_len);
+	else if (quotas)
+		urr_refund(h, p);
+}
+
+/*
  * The inner packet's TTL decremented, then the frame's head moved so that
  * it follows hdr_len octets: the changes before its new headers are written.
  */
@@ -329,25 +369,14 @@ static __always_inline int lean_n3(struct xdp_md *ctx, const struct upf_rules **
 
 	egress = nh->out_ifindex;
 	if (quotas)
-		p = (struct upf_pkt){
-		    .ifindex = ctx->ingress_ifindex,
-		    .iface = UPF_IF_N3,
-		    .teid = g->gtpu.teid,
-		    .qfi = g->psc.qfi & 0x3f,
-		    .ip_len = ip_len,
-		    .session = rules->session,
-		};
-	ret = lean_police(q, 1, ip_len, now);
-	if (ret == 0 && quotas)
-		ret = urr_take(r, &p, &h);
+		p = lean_quota_pkt(ctx, UPF_IF_N3, rules->session, g->gtpu.teid, g->psc.qfi & 0x3f,
+				   ip_len);
+	ret = lean_admit(q, 1, ip_len, now, r, quotas, &p, &h);
 	if (ret == 0)
 		ret = lean_reframe(ctx, &g->inner, LEAN_GPDU_INNER, ip_len, ETH_HLEN);
 	if (ret == 0)
 		ret = fwd_send(ctx, nh->dmac, nh->smac, ETH_P_IP, nh->out_ifindex);
-	if (ret == XDP_REDIRECT)
-		urr_add(h.use, 1, ip_len);
-	else if (quotas)
-		urr_refund(&h, &p);
+	lean_account(ret, &h, 1, ip_len, quotas, &p);
 	return stats_exit(ctx, ret, egress, UPF_IF_N3);
 }
 
@@ -402,16 +431,9 @@ static __always_inline int lean_n6(struct xdp_md *ctx, const struct upf_rules **
 		return LEAN_DECLINE;
 
 	egress = nh->out_ifindex;
-	if (quotas)
-		p = (struct upf_pkt){
-		    .ifindex = ctx->ingress_ifindex,
-		    .iface = UPF_IF_N6,
-		    .ip_len = ip_len,
-		    .session = rules->session,
-		};
-	ret = lean_police(q, 0, ip_len, now);
-	if (ret == 0 && quotas)
-		ret = urr_take(r, &p, &h);
+	if (quotas) /* no tunnel and no QFI on arrival, as the general pipeline's record */
+		p = lean_quota_pkt(ctx, UPF_IF_N6, rules->session, 0, 0, ip_len);
+	ret = lean_admit(q, 0, ip_len, now, r, quotas, &p, &h);
 	if (ret == 0)
 		ret = lean_reframe(ctx, &f->inner, ETH_HLEN, ip_len, ETH_HLEN + hdr_len);
 	if (ret == 0)
@@ -419,10 +441,7 @@ static __always_inline int lean_n6(struct xdp_md *ctx, const struct upf_rules **
 		    gtpu_push_v4((void *)(long)ctx->data, (void *)(long)ctx->data_end, &t, ip_len);
 	if (ret == 0)
 		ret = fwd_send(ctx, nh->dmac, nh->smac, ETH_P_IP, nh->out_ifindex);
-	if (ret == XDP_REDIRECT)
-		urr_add(h.use, 0, ip_len);
-	else if (quotas)
-		urr_refund(&h, &p);
+	lean_account(ret, &h, 0, ip_len, quotas, &p);
 	return stats_exit(ctx, ret, egress, UPF_IF_N6);
 }
 

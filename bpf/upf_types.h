@@ -315,7 +315,7 @@ struct upf_nexthop {
 	struct upf_addr dst;
 	__u32 in_ifindex; /* the FIB's answer depends on where we came from */
 	__u32 out_ifindex;
-	__u64 expires_ns; /* bpf_ktime_get_coarse_ns() deadline */
+	__u64 expires; /* deadline in jiffies (nh_now) */
 	__u16 ok_len;
 	__u8 family;
 	__u8 _pad;

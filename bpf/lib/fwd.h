@@ -47,10 +47,20 @@ static __always_inline __u32 fwd_hdr_len(const struct upf_pkt *p, const struct u
 }
 
 /*
- * How long a cached next hop is trusted: route and neighbour changes are
- * seen within this time. 0 disables the cache.
+ * How long a cached next hop is trusted, in jiffies: route and neighbour
+ * changes are seen within this time. 0 disables the cache (the loader sets
+ * it from datapath.Options.NextHopTTL).
  */
-const volatile __u64 cfg_nexthop_ttl_ns = 50000000;
+const volatile __u64 cfg_nexthop_ttl_jiffies;
+
+/*
+ * The next-hop cache's clock: jiffies, which the verifier inlines as one
+ * load, where bpf_ktime_get_coarse_ns (which ticks with them) is a call.
+ */
+static __always_inline __u64 nh_now(void)
+{
+	return bpf_jiffies64();
+}
 
 static __always_inline struct upf_nexthop *nh_slot(__u8 family, const struct upf_addr *dst)
 {
@@ -64,7 +74,7 @@ static __always_inline int nh_hit(const struct upf_nexthop *nh, __u8 family,
 				  const struct upf_addr *dst, __u32 ifindex, __u32 len, __u64 now)
 {
 	return nh->family == family && nh->in_ifindex == ifindex && len <= nh->ok_len &&
-	       now < nh->expires_ns && nh->dst.a[0] == dst->a[0] && nh->dst.a[1] == dst->a[1] &&
+	       now < nh->expires && nh->dst.a[0] == dst->a[0] && nh->dst.a[1] == dst->a[1] &&
 	       nh->dst.a[2] == dst->a[2] && nh->dst.a[3] == dst->a[3];
 }
 
@@ -79,11 +89,11 @@ static __always_inline void nh_store(struct upf_nexthop *nh, __u8 family,
 				     const struct upf_addr *dst, const struct upf_pkt *p, __u32 len,
 				     __u64 now)
 {
-	if (nh->family != family || nh->in_ifindex != p->ifindex || now >= nh->expires_ns ||
+	if (nh->family != family || nh->in_ifindex != p->ifindex || now >= nh->expires ||
 	    nh->dst.a[0] != dst->a[0] || nh->dst.a[1] != dst->a[1] || nh->dst.a[2] != dst->a[2] ||
 	    nh->dst.a[3] != dst->a[3] || nh->out_ifindex != p->egress) {
 		nh->ok_len = 0; /* a new destination or a new answer: forget what fitted */
-		nh->expires_ns = now + cfg_nexthop_ttl_ns;
+		nh->expires = now + cfg_nexthop_ttl_jiffies;
 	}
 	nh->dst = *dst;
 	nh->family = family;
@@ -182,8 +192,8 @@ static __always_inline int fwd_lookup(struct xdp_md *ctx, struct upf_pkt *p,
 
 	if (p->ttl <= 1)
 		return -UPF_DROP_TTL_EXPIRED;
-	if (cfg_nexthop_ttl_ns) {
-		now = bpf_ktime_get_coarse_ns();
+	if (cfg_nexthop_ttl_jiffies) {
+		now = nh_now();
 		nh = nh_slot(family, dst);
 		if (nh && nh_hit(nh, family, dst, p->ifindex, len, now)) {
 			nh_use(p, nh);

@@ -247,7 +247,10 @@ static __always_inline int lean_qers(const struct upf_pdr *r, struct upf_qer *q[
 	return 1;
 }
 
-/* The cached next hop toward the IPv4 address dst for a packet of len octets, or NULL. */
+/*
+ * The cached next hop toward the IPv4 address dst for a packet of len
+ * octets at now (nh_now), or NULL.
+ */
 static __always_inline const struct upf_nexthop *lean_nexthop(__be32 dst, __u32 ifindex, __u32 len,
 							      __u64 now)
 {
@@ -260,8 +263,10 @@ static __always_inline const struct upf_nexthop *lean_nexthop(__be32 dst, __u32 
 }
 
 /* The QERs' MBRs of the direction; the first change a packet makes. */
-static __always_inline int lean_police(struct upf_qer *q[], int uplink, __u16 ip_len, __u64 now)
+static __always_inline int lean_police(struct upf_qer *q[], int uplink, __u16 ip_len)
 {
+	__u64 now = 0; /* the MBRs' clock, read by the first */
+
 #pragma unroll
 	for (int i = 0; i < UPF_QERS_PER_PDR; i++) {
 		int ret = q[i] ? qer_police_dir(q[i], uplink, ip_len, &now) : 0;
@@ -277,11 +282,11 @@ static __always_inline int lean_police(struct upf_qer *q[], int uplink, __u16 ip
  * PDR's URRs have quotas, their share taken by the general pipeline's step,
  * which reads p (the packet, as lean_quota_pkt fills it in).
  */
-static __always_inline int lean_admit(struct upf_qer *q[], int uplink, __u16 ip_len, __u64 now,
+static __always_inline int lean_admit(struct upf_qer *q[], int uplink, __u16 ip_len,
 				      const struct upf_pdr *r, int quotas, struct upf_pkt *p,
 				      struct urr_held *h)
 {
-	int ret = lean_police(q, uplink, ip_len, now);
+	int ret = lean_police(q, uplink, ip_len);
 
 	if (ret == 0 && quotas)
 		ret = urr_take(r, p, h);
@@ -345,7 +350,7 @@ static __always_inline int lean_n3(struct xdp_md *ctx, const struct upf_rules **
 	__u64 now;
 	int ret, ep, quotas;
 
-	if (!cfg_fast_path || !cfg_nexthop_ttl_ns || (void *)(g + 1) > end ||
+	if (!cfg_fast_path || !cfg_nexthop_ttl_jiffies || (void *)(g + 1) > end ||
 	    !lean_gpdu_ok(g, end) || g->inner.ip.ttl <= 1)
 		return LEAN_DECLINE;
 	ep = gtpu_ep_index(4, &(struct upf_addr){.a = {g->outer.daddr}});
@@ -362,7 +367,7 @@ static __always_inline int lean_n3(struct xdp_md *ctx, const struct upf_rules **
 	    (quotas = lean_urrs(r, &h)) < 0 || !lean_qers(r, q, UPF_GATE_UL_CLOSED))
 		return LEAN_DECLINE;
 	ip_len = bpf_ntohs(g->inner.ip.tot_len);
-	now = bpf_ktime_get_coarse_ns();
+	now = nh_now();
 	nh = lean_nexthop(g->inner.ip.daddr, ctx->ingress_ifindex, ip_len, now);
 	if (!nh)
 		return LEAN_DECLINE;
@@ -371,7 +376,7 @@ static __always_inline int lean_n3(struct xdp_md *ctx, const struct upf_rules **
 	if (quotas)
 		p = lean_quota_pkt(ctx, UPF_IF_N3, rules->session, g->gtpu.teid, g->psc.qfi & 0x3f,
 				   ip_len);
-	ret = lean_admit(q, 1, ip_len, now, r, quotas, &p, &h);
+	ret = lean_admit(q, 1, ip_len, r, quotas, &p, &h);
 	if (ret == 0)
 		ret = lean_reframe(ctx, &g->inner, LEAN_GPDU_INNER, ip_len, ETH_HLEN);
 	if (ret == 0)
@@ -399,7 +404,7 @@ static __always_inline int lean_n6(struct xdp_md *ctx, const struct upf_rules **
 	__u64 now;
 	int ret, quotas;
 
-	if (!cfg_fast_path || !cfg_nexthop_ttl_ns || (void *)(f + 1) > end ||
+	if (!cfg_fast_path || !cfg_nexthop_ttl_jiffies || (void *)(f + 1) > end ||
 	    f->eth.proto != bpf_htons(ETH_P_IP) || !lean_ip_ok(&f->inner, end) ||
 	    f->inner.ip.ttl <= 1)
 		return LEAN_DECLINE;
@@ -425,7 +430,7 @@ static __always_inline int lean_n6(struct xdp_md *ctx, const struct upf_rules **
 	t.tos = (far.flags & UPF_FAR_F_TOS) ? far.tos : 0;
 	ip_len = bpf_ntohs(f->inner.ip.tot_len);
 	hdr_len = sizeof(struct iphdr) + sizeof(struct udphdr) + gtpu_len_for(t.qfi);
-	now = bpf_ktime_get_coarse_ns();
+	now = nh_now();
 	nh = lean_nexthop(t.peer, ctx->ingress_ifindex, hdr_len + ip_len, now);
 	if (!nh)
 		return LEAN_DECLINE;
@@ -433,7 +438,7 @@ static __always_inline int lean_n6(struct xdp_md *ctx, const struct upf_rules **
 	egress = nh->out_ifindex;
 	if (quotas) /* no tunnel and no QFI on arrival, as the general pipeline's record */
 		p = lean_quota_pkt(ctx, UPF_IF_N6, rules->session, 0, 0, ip_len);
-	ret = lean_admit(q, 0, ip_len, now, r, quotas, &p, &h);
+	ret = lean_admit(q, 0, ip_len, r, quotas, &p, &h);
 	if (ret == 0)
 		ret = lean_reframe(ctx, &f->inner, ETH_HLEN, ip_len, ETH_HLEN + hdr_len);
 	if (ret == 0)

@@ -152,7 +152,7 @@ type bpfUpfNexthop struct {
 	Dst        bpfUpfAddr
 	InIfindex  uint32
 	OutIfindex uint32
-	ExpiresNs  uint64
+	Expires    uint64
 	OkLen      uint16
 	Family     uint8
 	Pad        uint8
@@ -249,36 +249,36 @@ type bpfUpfUsage struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	bpfMapDlUe4              = "dl_ue4"
-	bpfMapDlUe6              = "dl_ue6"
-	bpfMapDrops              = "drops"
-	bpfMapEventScratch       = "event_scratch"
-	bpfMapEvents             = "events"
-	bpfMapFars               = "fars"
-	bpfMapIfStats            = "if_stats"
-	bpfMapLocalAddrs         = "local_addrs"
-	bpfMapNexthops           = "nexthops"
-	bpfMapPdrPairs           = "pdr_pairs"
-	bpfMapQers               = "qers"
-	bpfMapRateDue            = "rate_due"
-	bpfMapSdfs               = "sdfs"
-	bpfMapTxPorts            = "tx_ports"
-	bpfMapUlTeids            = "ul_teids"
-	bpfMapUrrUsage           = "urr_usage"
-	bpfMapUrrs               = "urrs"
-	bpfMapVerdicts           = "verdicts"
-	bpfProgXdpN3             = "xdp_n3"
-	bpfProgXdpN6             = "xdp_n6"
-	bpfProgXdpN9             = "xdp_n9"
-	bpfVarCfgEventIntervalNs = "cfg_event_interval_ns"
-	bpfVarCfgFastPath        = "cfg_fast_path"
-	bpfVarCfgGtpuEps         = "cfg_gtpu_eps"
-	bpfVarCfgIfindex         = "cfg_ifindex"
-	bpfVarCfgListeners       = "cfg_listeners"
-	bpfVarCfgMac             = "cfg_mac"
-	bpfVarCfgMbrBurstNs      = "cfg_mbr_burst_ns"
-	bpfVarCfgNexthopTtlNs    = "cfg_nexthop_ttl_ns"
-	bpfVarCfgUrrSlots        = "cfg_urr_slots"
+	bpfMapDlUe4                = "dl_ue4"
+	bpfMapDlUe6                = "dl_ue6"
+	bpfMapDrops                = "drops"
+	bpfMapEventScratch         = "event_scratch"
+	bpfMapEvents               = "events"
+	bpfMapFars                 = "fars"
+	bpfMapIfStats              = "if_stats"
+	bpfMapLocalAddrs           = "local_addrs"
+	bpfMapNexthops             = "nexthops"
+	bpfMapPdrPairs             = "pdr_pairs"
+	bpfMapQers                 = "qers"
+	bpfMapRateDue              = "rate_due"
+	bpfMapSdfs                 = "sdfs"
+	bpfMapTxPorts              = "tx_ports"
+	bpfMapUlTeids              = "ul_teids"
+	bpfMapUrrUsage             = "urr_usage"
+	bpfMapUrrs                 = "urrs"
+	bpfMapVerdicts             = "verdicts"
+	bpfProgXdpN3               = "xdp_n3"
+	bpfProgXdpN6               = "xdp_n6"
+	bpfProgXdpN9               = "xdp_n9"
+	bpfVarCfgEventIntervalNs   = "cfg_event_interval_ns"
+	bpfVarCfgFastPath          = "cfg_fast_path"
+	bpfVarCfgGtpuEps           = "cfg_gtpu_eps"
+	bpfVarCfgIfindex           = "cfg_ifindex"
+	bpfVarCfgListeners         = "cfg_listeners"
+	bpfVarCfgMac               = "cfg_mac"
+	bpfVarCfgMbrBurstNs        = "cfg_mbr_burst_ns"
+	bpfVarCfgNexthopTtlJiffies = "cfg_nexthop_ttl_jiffies"
+	bpfVarCfgUrrSlots          = "cfg_urr_slots"
 )
 
 // loadBpf returns the embedded CollectionSpec for bpf.
@@ -356,15 +356,15 @@ type bpfMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type bpfVariableSpecs struct {
-	CfgEventIntervalNs *ebpf.VariableSpec `ebpf:"cfg_event_interval_ns"`
-	CfgFastPath        *ebpf.VariableSpec `ebpf:"cfg_fast_path"`
-	CfgGtpuEps         *ebpf.VariableSpec `ebpf:"cfg_gtpu_eps"`
-	CfgIfindex         *ebpf.VariableSpec `ebpf:"cfg_ifindex"`
-	CfgListeners       *ebpf.VariableSpec `ebpf:"cfg_listeners"`
-	CfgMac             *ebpf.VariableSpec `ebpf:"cfg_mac"`
-	CfgMbrBurstNs      *ebpf.VariableSpec `ebpf:"cfg_mbr_burst_ns"`
-	CfgNexthopTtlNs    *ebpf.VariableSpec `ebpf:"cfg_nexthop_ttl_ns"`
-	CfgUrrSlots        *ebpf.VariableSpec `ebpf:"cfg_urr_slots"`
+	CfgEventIntervalNs   *ebpf.VariableSpec `ebpf:"cfg_event_interval_ns"`
+	CfgFastPath          *ebpf.VariableSpec `ebpf:"cfg_fast_path"`
+	CfgGtpuEps           *ebpf.VariableSpec `ebpf:"cfg_gtpu_eps"`
+	CfgIfindex           *ebpf.VariableSpec `ebpf:"cfg_ifindex"`
+	CfgListeners         *ebpf.VariableSpec `ebpf:"cfg_listeners"`
+	CfgMac               *ebpf.VariableSpec `ebpf:"cfg_mac"`
+	CfgMbrBurstNs        *ebpf.VariableSpec `ebpf:"cfg_mbr_burst_ns"`
+	CfgNexthopTtlJiffies *ebpf.VariableSpec `ebpf:"cfg_nexthop_ttl_jiffies"`
+	CfgUrrSlots          *ebpf.VariableSpec `ebpf:"cfg_urr_slots"`
 }
 
 // bpfObjects contains all objects after they have been loaded into the kernel.
@@ -434,15 +434,15 @@ func (m *bpfMaps) Close() error {
 //
 // It can be passed to loadBpfObjects or ebpf.CollectionSpec.LoadAndAssign.
 type bpfVariables struct {
-	CfgEventIntervalNs *ebpf.Variable `ebpf:"cfg_event_interval_ns"`
-	CfgFastPath        *ebpf.Variable `ebpf:"cfg_fast_path"`
-	CfgGtpuEps         *ebpf.Variable `ebpf:"cfg_gtpu_eps"`
-	CfgIfindex         *ebpf.Variable `ebpf:"cfg_ifindex"`
-	CfgListeners       *ebpf.Variable `ebpf:"cfg_listeners"`
-	CfgMac             *ebpf.Variable `ebpf:"cfg_mac"`
-	CfgMbrBurstNs      *ebpf.Variable `ebpf:"cfg_mbr_burst_ns"`
-	CfgNexthopTtlNs    *ebpf.Variable `ebpf:"cfg_nexthop_ttl_ns"`
-	CfgUrrSlots        *ebpf.Variable `ebpf:"cfg_urr_slots"`
+	CfgEventIntervalNs   *ebpf.Variable `ebpf:"cfg_event_interval_ns"`
+	CfgFastPath          *ebpf.Variable `ebpf:"cfg_fast_path"`
+	CfgGtpuEps           *ebpf.Variable `ebpf:"cfg_gtpu_eps"`
+	CfgIfindex           *ebpf.Variable `ebpf:"cfg_ifindex"`
+	CfgListeners         *ebpf.Variable `ebpf:"cfg_listeners"`
+	CfgMac               *ebpf.Variable `ebpf:"cfg_mac"`
+	CfgMbrBurstNs        *ebpf.Variable `ebpf:"cfg_mbr_burst_ns"`
+	CfgNexthopTtlJiffies *ebpf.Variable `ebpf:"cfg_nexthop_ttl_jiffies"`
+	CfgUrrSlots          *ebpf.Variable `ebpf:"cfg_urr_slots"`
 }
 
 // bpfPrograms contains all programs after they have been loaded into the kernel.

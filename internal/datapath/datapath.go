@@ -280,7 +280,9 @@ func LoadMaps(opts Options) (*Datapath, error) {
 			return nil, fmt.Errorf("datapath: pin directory: %w", err)
 		}
 		for name, m := range spec.Maps {
-			if !strings.HasPrefix(name, ".") { // not the program's constants
+			// Not the program's constants, nor the next-hop cache: a cache
+			// is not state, and each build keeps its own.
+			if !strings.HasPrefix(name, ".") && name != "nexthops" {
 				m.Pinning = ebpf.PinByName
 				d.pinnedMaps = append(d.pinnedMaps, name)
 			}
@@ -400,6 +402,26 @@ func (d *Datapath) SyncLocalAddrs() error {
 // address, so the data network may reach the host at it.
 const localOnN6 = 1 << 0
 
+// nextHopTTLJiffies is Options.NextHopTTL in the cache's clock, jiffies,
+// rounded up: the coarse clock's resolution is one jiffy.
+func nextHopTTLJiffies(ttl time.Duration) (uint64, error) {
+	switch {
+	case ttl == 0:
+		ttl = 50 * time.Millisecond
+	case ttl < 0:
+		return 0, nil
+	}
+	var tick unix.Timespec
+	if err := unix.ClockGetres(unix.CLOCK_MONOTONIC_COARSE, &tick); err != nil {
+		return 0, fmt.Errorf("datapath: the kernel's tick (clock_getres): %w", err)
+	}
+	jiffy := time.Duration(tick.Nano())
+	if jiffy <= 0 {
+		return 0, fmt.Errorf("datapath: the kernel's tick is %v", jiffy)
+	}
+	return uint64((ttl + jiffy - 1) / jiffy), nil
+}
+
 func setConstants(spec *ebpf.CollectionSpec, opts Options, ifaces map[Role]*net.Interface) error {
 	var eps [MaxGTPUEndpoints]bpfUpfGtpuEp
 	for i, a := range opts.GTPUAddrs {
@@ -420,12 +442,9 @@ func setConstants(spec *ebpf.CollectionSpec, opts Options, ifaces map[Role]*net.
 	if burst <= 0 {
 		burst = DefaultMBRBurst
 	}
-	nhTTL := opts.NextHopTTL
-	switch {
-	case nhTTL == 0:
-		nhTTL = 50 * time.Millisecond
-	case nhTTL < 0:
-		nhTTL = 0
+	nhTTL, err := nextHopTTLJiffies(opts.NextHopTTL)
+	if err != nil {
+		return err
 	}
 	var listeners [MaxListeners]bpfUpfListener
 	for i, l := range opts.Listeners {
@@ -440,14 +459,14 @@ func setConstants(spec *ebpf.CollectionSpec, opts Options, ifaces map[Role]*net.
 		fastPath = 0
 	}
 	for name, v := range map[string]any{
-		"cfg_listeners":         listeners,
-		"cfg_gtpu_eps":          eps,
-		"cfg_ifindex":           ifindex,
-		"cfg_mac":               mac,
-		"cfg_event_interval_ns": uint64(interval.Nanoseconds()),
-		"cfg_mbr_burst_ns":      uint64(burst.Nanoseconds()),
-		"cfg_nexthop_ttl_ns":    uint64(nhTTL.Nanoseconds()),
-		"cfg_fast_path":         fastPath,
+		"cfg_listeners":           listeners,
+		"cfg_gtpu_eps":            eps,
+		"cfg_ifindex":             ifindex,
+		"cfg_mac":                 mac,
+		"cfg_event_interval_ns":   uint64(interval.Nanoseconds()),
+		"cfg_mbr_burst_ns":        uint64(burst.Nanoseconds()),
+		"cfg_nexthop_ttl_jiffies": nhTTL,
+		"cfg_fast_path":           fastPath,
 	} {
 		variable := spec.Variables[name]
 		if variable == nil {

@@ -402,6 +402,31 @@ func TestPrivilegedMBRDefaultBurst(t *testing.T) {
 	}
 }
 
+// The cache's lifetime in jiffies: never shorter than asked, at most a tick
+// longer, and 0 (no cache) only when asked.
+func TestNextHopTTLJiffies(t *testing.T) {
+	var res unix.Timespec
+	if err := unix.ClockGetres(unix.CLOCK_MONOTONIC_COARSE, &res); err != nil {
+		t.Fatal(err)
+	}
+	tick := time.Duration(res.Nano())
+	for _, c := range []struct {
+		ttl  time.Duration
+		want uint64
+	}{
+		{-1, 0},
+		{0, uint64((50*time.Millisecond + tick - 1) / tick)},
+		{1, 1},
+		{tick, 1},
+		{tick + 1, 2},
+		{10 * tick, 10},
+	} {
+		if got, err := nextHopTTLJiffies(c.ttl); err != nil || got != c.want {
+			t.Errorf("TTL %v (tick %v): %d jiffies, %v; want %d", c.ttl, tick, got, err, c.want)
+		}
+	}
+}
+
 func TestPrivilegedNextHopCache(t *testing.T) {
 	ns := testenv.UPF(t)
 	d := loadIn(t, ns, Options{NextHopTTL: 20 * time.Millisecond})

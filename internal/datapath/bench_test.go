@@ -72,6 +72,8 @@ func BenchmarkDatapath(b *testing.B) {
 		{name: "uplink, MBR QER + URR", dir: N3, sessions: 1, pdrs: 1, qos: true},
 		{name: "downlink, 1 PDR", dir: N6, sessions: 1, pdrs: 1},
 		{name: "downlink, MBR QER + URR", dir: N6, sessions: 1, pdrs: 1, qos: true},
+		{name: "uplink, 1 PDR, 1400 B", dir: N3, sessions: 1, pdrs: 1, payload: 1400},
+		{name: "downlink, 1 PDR, 1400 B", dir: N6, sessions: 1, pdrs: 1, payload: 1400},
 		{name: "uplink, MBR QER + URR with a volume quota", dir: N3, sessions: 1, pdrs: 1, qos: true, quota: true},
 		{name: "downlink, MBR QER + URR with a volume quota", dir: N6, sessions: 1, pdrs: 1, qos: true, quota: true},
 		{name: "uplink, 1,000 sessions", dir: N3, sessions: 1_000, pdrs: 1},
@@ -95,9 +97,8 @@ func BenchmarkDatapath(b *testing.B) {
 	}
 	cases := append([]*benchCase{
 		{name: "floor: empty program (measurement overhead)", kind: kindFloor, dir: N3},
-		{name: "reference forwarder, uplink frame", kind: kindRef, dir: N3},
-		{name: "reference forwarder, downlink frame", kind: kindRef, dir: N6},
-	}, withMinimal(upf)...)
+	}, withReferences(upf)...)
+	cases = append(cases, withMinimal(upf)...)
 	for _, c := range cases {
 		c.setUp(b, ns)
 	}
@@ -137,6 +138,7 @@ type benchCase struct {
 	dir      Role // N3: uplink, N6: downlink
 	sessions int
 	pdrs     int
+	payload  int // UDP payload octets of every frame; 0: 64
 	qos      bool
 	quota    bool // with qos, the URR has a volume quota, never reached
 	ueFilter bool // the uplink PDR names the UE's address, as the SMFs' do
@@ -146,8 +148,8 @@ type benchCase struct {
 	trial        string     // upfd's objects from this file, not the built-in ones
 	base         *benchCase // for a trial, the same case on the built-in objects
 
-	// minimal is the minimal UPF's case with this one's sessions and
-	// direction, measured in the same rounds (upfd's cases).
+	// minimal is the minimal UPF's case with this one's sessions,
+	// direction and frame size, measured in the same rounds (upfd's cases).
 	minimal *benchCase
 
 	frame []byte
@@ -190,22 +192,40 @@ func inTurn(cases []*benchCase, round int) []*benchCase {
 	return out
 }
 
-// withMinimal puts before upfd's cases of each direction and number of
-// sessions the minimal UPF's case with the same, so that each round
-// measures it beside them. upfd's cases with the same direction and
-// sessions stay together, in the order of the first of them.
+// withReferences is the reference forwarder's cases: one for each
+// direction with 64-byte frames, and one for each other frame size of
+// upfd's cases.
+func withReferences(upf []*benchCase) []*benchCase {
+	refs := []*benchCase{
+		{name: "reference forwarder, uplink frame", kind: kindRef, dir: N3},
+		{name: "reference forwarder, downlink frame", kind: kindRef, dir: N6},
+	}
+	for _, c := range upf {
+		if c.payloadSize() != 64 && !slices.ContainsFunc(refs, c.sameFrames) {
+			refs = append(refs, &benchCase{kind: kindRef, dir: c.dir, payload: c.payload,
+				name: fmt.Sprintf("reference forwarder, %s frame%s", direction(c.dir), c.sizeSuffix())})
+		}
+	}
+	return refs
+}
+
+// withMinimal puts before upfd's cases of each direction, number of
+// sessions and frame size the minimal UPF's case with the same, so that
+// each round measures it beside them. upfd's cases with the same stay
+// together, in the order of the first of them.
 func withMinimal(upf []*benchCase) []*benchCase {
 	type group struct {
 		dir      Role
 		sessions int
+		payload  int
 	}
 	var order []group
 	groups := map[group][]*benchCase{}
 	for _, c := range upf {
-		k := group{c.dir, c.sessions}
+		k := group{c.dir, c.sessions, c.payloadSize()}
 		if groups[k] == nil {
-			m := &benchCase{kind: kindMin, dir: c.dir, sessions: c.sessions,
-				name: fmt.Sprintf("minimal UPF, %s, %s", direction(c.dir), sessionCount(c.sessions))}
+			m := &benchCase{kind: kindMin, dir: c.dir, sessions: c.sessions, payload: c.payload,
+				name: fmt.Sprintf("minimal UPF, %s, %s%s", direction(c.dir), sessionCount(c.sessions), c.sizeSuffix())}
 			groups[k] = []*benchCase{m}
 			order = append(order, k)
 		}
@@ -217,6 +237,27 @@ func withMinimal(upf []*benchCase) []*benchCase {
 		cases = append(cases, groups[k]...)
 	}
 	return cases
+}
+
+// payloadSize is the UDP payload of the case's frames, in octets.
+func (c *benchCase) payloadSize() int {
+	if c.payload == 0 {
+		return 64
+	}
+	return c.payload
+}
+
+// sizeSuffix names the frames' size in a case's name, where it is not 64.
+func (c *benchCase) sizeSuffix() string {
+	if c.payloadSize() == 64 {
+		return ""
+	}
+	return fmt.Sprintf(", %d B", c.payloadSize())
+}
+
+// sameFrames: the reference case r is measured with c's frames.
+func (c *benchCase) sameFrames(r *benchCase) bool {
+	return r.dir == c.dir && r.payloadSize() == c.payloadSize()
 }
 
 func direction(r Role) string {
@@ -255,18 +296,20 @@ func (c *benchCase) qfi() uint8 {
 	return 0
 }
 
-// The frames: a 64-byte UDP payload, uplink in a G-PDU with a PDU Session
-// Container. The generator cycles over the sessions' TEIDs and UE addresses;
+// The frames: a 64-byte UDP payload (or the case's), uplink in a G-PDU
+// with a PDU Session Container. The generator cycles over the sessions' TEIDs and UE addresses;
 // the sink behind checks what the reference forwarder, the minimal UPF or
 // the datapath made of them.
 func (c *benchCase) setUp(b *testing.B, ns string) {
-	spec := tgen.Spec{Direction: tgen.Uplink, Size: 20 + 8 + 64, GNB: addrGNB, UPF: addrN3, DN: addrDN,
+	spec := tgen.Spec{Direction: tgen.Uplink, Size: 20 + 8 + c.payloadSize(), GNB: addrGNB, UPF: addrN3, DN: addrDN,
 		SrcMAC: macGNB, DstMAC: macN3}
 	if c.dir == N3 {
-		c.frame = uplink(tunnel{src: addrGNB, dst: addrN3, teid: teidUL, qfi: 9, pduType: 1}, upFlow)
+		f := upFlow
+		f.payload = c.payloadSize()
+		c.frame = uplink(tunnel{src: addrGNB, dst: addrN3, teid: teidUL, qfi: 9, pduType: 1}, f)
 	} else {
 		f := downFlow
-		f.dst = benchUE(0)
+		f.dst, f.payload = benchUE(0), c.payloadSize()
 		c.frame = downlink(f)
 		spec.Direction, spec.SrcMAC, spec.DstMAC = tgen.Downlink, macRouter, macN6
 	}
@@ -577,10 +620,10 @@ func (c *benchCase) medians() medians {
 }
 
 func printBench(cases []*benchCase) {
-	ref := map[Role]*benchCase{}
+	var refs []*benchCase
 	for _, c := range cases {
 		if c.kind == kindRef {
-			ref[c.dir] = c
+			refs = append(refs, c)
 		}
 	}
 	// ratio is empty where there is nothing to compare with.
@@ -599,12 +642,16 @@ func printBench(cases []*benchCase) {
 			fmt.Fprintf(w, "| %s | %.1f | | | %.1f | | | | | |\n", c.name, m.run, m.kern)
 			continue
 		}
-		r, mn := ref[c.dir].medians(), c.minimal.medians()
+		var ref *benchCase
+		if i := slices.IndexFunc(refs, c.sameFrames); i >= 0 {
+			ref = refs[i]
+		}
+		r, mn := ref.medians(), c.minimal.medians()
 		fmt.Fprintf(w, "| %s | %.1f | %s | %s | %.1f | %s | %s | %.2f | %s | %s |\n", c.name,
 			m.run, ratio(m.run, r.run), ratio(m.run, mn.run),
 			m.kern, ratio(m.kern, r.kern), ratio(m.kern, mn.kern),
 			m.mpps, ratio(m.mpps, r.mpps), ratio(m.mpps, mn.mpps))
 	}
-	fmt.Fprintf(w, "\nMedians of %d rounds; x ref is to the reference forwarder on the same direction's frame, "+
-		"x min to the minimal UPF with the same sessions and direction, same run.\n", len(cases[0].runNS))
+	fmt.Fprintf(w, "\nMedians of %d rounds; x ref is to the reference forwarder on the same direction's frames, "+
+		"x min to the minimal UPF with the same sessions, direction and frames, same run; 64-byte payloads where no size is named.\n", len(cases[0].runNS))
 }

@@ -208,9 +208,10 @@ struct upf_far_inline {
 
 /*
  * Value of the lookup tables (uplink by F-TEID, downlink by UE address).
- * With one PDR it is inline, with its FAR when that fits: the common case
- * costs one hash lookup. With more, they are in pdr_pairs from slot
- * list_id on, two a slot, in precedence order; first match wins.
+ * The first PDR is inline, with its FAR when that fits: a packet it
+ * matches costs one hash lookup. With more than one, all of them are also
+ * in pdr_pairs from slot list_id on, two a slot, in precedence order;
+ * first match wins, and the scan starts at the second.
  * 64 bytes: with the kernel's element header, the key and its free-list
  * link, a slab object of 128.
  */

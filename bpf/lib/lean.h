@@ -125,7 +125,11 @@ struct lean_far {
 	__be32 teid, peer, local; /* an IPv4 tunnel's */
 };
 
-/* The inline PDR matches the inner packet, coming from src_mask with qfi. */
+/*
+ * The inline PDR matches the inner packet, coming from src_mask with qfi,
+ * as its own fields tell; 0 also for a filter in an SDF slot, which
+ * lean_select_pdr reads.
+ */
 static __always_inline int lean_pdr_match(const struct upf_pdr *r, const struct lean_ip *in,
 					  __u8 src_mask, __u8 qfi)
 {
@@ -141,13 +145,14 @@ static __always_inline int lean_pdr_match(const struct upf_pdr *r, const struct 
 }
 
 /*
- * The first PDR of the entry's list that matches the inner packet, found by
- * the general pipeline's own scan: p gets the flow key it reads, and
- * nothing more.
+ * The first PDR of the session that matches the inner packet, found by the
+ * general pipeline's own selection (the inline PDR with its SDF slot, then
+ * the list): p gets the flow key it reads, and nothing more.
  */
-static __always_inline const struct upf_pdr *lean_list_pdr(const struct upf_rules *rules,
-							   const struct lean_ip *in, __u8 src_mask,
-							   __u8 qfi, struct upf_pkt *p)
+static __always_inline const struct upf_pdr *lean_select_pdr(const struct upf_rules *rules,
+							     const struct lean_ip *in,
+							     __u8 src_mask, __u8 qfi,
+							     struct upf_pkt *p)
 {
 	*p = (struct upf_pkt){
 	    .src_mask = src_mask,
@@ -167,8 +172,8 @@ static __always_inline const struct upf_pdr *lean_list_pdr(const struct upf_rule
 /*
  * The PDR the general pipeline would select for the packet, and its FAR in
  * far, when the PDR removes the outer header the packet came in (ohr;
- * UPF_OHR_NONE: none); or NULL, and the general pipeline decides. A list's
- * scan uses p.
+ * UPF_OHR_NONE: none); or NULL, and the general pipeline decides. Past the
+ * inline PDR's own fields, the selection uses p.
  */
 static __always_inline const struct upf_pdr *lean_pdr(const struct upf_rules *rules,
 						      const struct lean_ip *in, __u8 src_mask,
@@ -179,10 +184,8 @@ static __always_inline const struct upf_pdr *lean_pdr(const struct upf_rules *ru
 	const struct upf_far *f;
 	__u32 id;
 
-	if (rules->n_pdrs > 1)
-		r = lean_list_pdr(rules, in, src_mask, qfi, p);
-	else if (rules->n_pdrs != 1 || !lean_pdr_match(r, in, src_mask, qfi))
-		return NULL;
+	if (!lean_pdr_match(r, in, src_mask, qfi))
+		r = lean_select_pdr(rules, in, src_mask, qfi, p);
 	if (!r || (ohr ? !(r->ohr & ohr) : r->ohr != UPF_OHR_NONE))
 		return NULL;
 	if (rules->far_inline && r == &rules->pdr) {

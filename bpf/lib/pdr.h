@@ -72,10 +72,10 @@ static __always_inline int pdr_match(const struct upf_pdr *r, const struct upf_p
 
 /*
  * Index of the first PDR that matches in the list of n PDRs from slot first
- * of pdr_pairs, or -1. A global function: the verifier walks the 32-entry
- * scan once, not once per path into it.
+ * of pdr_pairs, from index from on, or -1. A global function: the
+ * verifier walks the 32-entry scan once, not once per path into it.
  */
-__noinline int pdr_list_find(const struct upf_pkt *p, __u32 first, __u32 n)
+__noinline int pdr_list_find(const struct upf_pkt *p, __u32 first, __u32 n, __u32 from)
 {
 	if (!p)
 		return -1;
@@ -85,7 +85,7 @@ __noinline int pdr_list_find(const struct upf_pkt *p, __u32 first, __u32 n)
 
 		if (!pair)
 			return -1;
-		if (pdr_match(&pair->pdr[0], p))
+		if (2 * i >= from && pdr_match(&pair->pdr[0], p))
 			return 2 * i;
 		if (2 * i + 1 < n && pdr_match(&pair->pdr[1], p))
 			return 2 * i + 1;
@@ -93,22 +93,35 @@ __noinline int pdr_list_find(const struct upf_pkt *p, __u32 first, __u32 n)
 	return -1;
 }
 
-/* The first PDR of the session that matches, or NULL. */
-static __always_inline const struct upf_pdr *pdr_select(const struct upf_rules *r,
-							const struct upf_pkt *p)
+/*
+ * The first PDR of the entry's list after its inline one that matches, or
+ * NULL. An entry an earlier build wrote has no inline PDR (no source
+ * interface): its list is scanned whole.
+ */
+static __always_inline const struct upf_pdr *pdr_list_select(const struct upf_rules *r,
+							     const struct upf_pkt *p)
 {
 	const struct upf_pdr_pair *pair;
 	__u32 id;
 	int i;
 
 	if (r->n_pdrs <= 1)
-		return pdr_match(&r->pdr, p) ? &r->pdr : NULL;
-	i = pdr_list_find(p, r->list_id, r->n_pdrs);
+		return NULL;
+	i = pdr_list_find(p, r->list_id, r->n_pdrs, r->pdr.src_iface ? 1 : 0);
 	if (i < 0)
 		return NULL;
 	id = r->list_id + i / 2;
 	pair = bpf_map_lookup_elem(&pdr_pairs, &id);
 	return pair ? &pair->pdr[i & 1] : NULL;
+}
+
+/* The first PDR of the session that matches, or NULL. */
+static __always_inline const struct upf_pdr *pdr_select(const struct upf_rules *r,
+							const struct upf_pkt *p)
+{
+	if (pdr_match(&r->pdr, p))
+		return &r->pdr;
+	return pdr_list_select(r, p);
 }
 
 /*

@@ -199,10 +199,8 @@ func (d *Datapath) rulesWrites(r Rules) (rulesWrites, error) {
 	if w.entry, err = r.encode(); err != nil {
 		return w, err
 	}
-	if len(r.PDRs) == 1 {
-		if far, ok := d.farIn(r.PDRs[0].FARID); ok {
-			w.entry.inlineFAR(far, d.gtpuAddrs)
-		}
+	if far, ok := d.farIn(r.PDRs[0].FARID); ok {
+		w.entry.inlineFAR(far, d.gtpuAddrs)
 	}
 	for _, p := range r.PDRs {
 		if !p.Filter.NeedsSlot() {

@@ -78,8 +78,11 @@ func (p PDR) encode() (bpfUpfPdr, error) {
 }
 
 // Rules is what a lookup entry holds: the session and its PDRs for one
-// tunnel or UE address, in precedence order. With more than one PDR they
-// live two a slot in the list slots from ListID on, len(PDRs)/2 rounded up.
+// tunnel or UE address, in precedence order. The first is in the entry
+// itself, as is its FAR when it fits: a packet it matches, the commonest
+// (an IPv4v6 session's IPv4 PDR comes first), reads nothing else. With
+// more than one PDR, all of them also live two a slot in the list slots
+// from ListID on, len(PDRs)/2 rounded up.
 type Rules struct {
 	Session uint32
 	PDRs    []PDR
@@ -91,19 +94,17 @@ func (r Rules) encode() (bpfUpfRules, error) {
 	switch n := len(r.PDRs); {
 	case n == 0:
 		return v, fmt.Errorf("session %#x: no PDR", r.Session)
-	case n == 1:
-		pdr, err := r.PDRs[0].encode()
-		v.Pdr = pdr
-		return v, err
 	case n > MaxPDRs:
 		return v, fmt.Errorf("session %#x: %d PDRs, at most %d", r.Session, n, MaxPDRs)
-	case r.ListID == 0:
+	case n > 1 && r.ListID == 0:
 		return v, fmt.Errorf("session %#x: %d PDRs and no list slot", r.Session, n)
 	}
-	return v, nil
+	pdr, err := r.PDRs[0].encode()
+	v.Pdr = pdr
+	return v, err
 }
 
-// inlineFAR puts the FAR of the entry's one PDR into the entry, when it
+// inlineFAR puts the FAR of the entry's first PDR into the entry, when it
 // fits: no tunnel, or an IPv4 one from a local GTP-U address.
 func (v *bpfUpfRules) inlineFAR(f bpfUpfFar, local []netip.Addr) {
 	ep := 0

@@ -56,6 +56,31 @@ func neighbourLists() []Op {
 		PutUplink{UplinkKey{teidUL, epN3}, Rules{Session: 1, PDRs: list(20, 1, 21), ListID: 3}}}
 }
 
+// firstOfTwo is an uplink list of two: f's PDR, counting in URR 30, then a
+// catch-all counting in URR 31. The first is the lookup entry's inline one.
+func firstOfTwo(f SDF) []Op {
+	return []Op{PutURR{ID: 30, URR: URR{}}, PutURR{ID: 31, URR: URR{}}, uplinkPDRs(
+		PDR{ID: 1, Src: Access, OHR: OHRGTPUv4, FARID: 1, Filter: f, SDFID: 7, URRIDs: [2]uint32{30}},
+		PDR{ID: 2, Src: Access, OHR: OHRGTPUv4, FARID: 1, URRIDs: [2]uint32{31}})}
+}
+
+// entryOfAnEarlierBuild rewrites the uplink lookup entry as builds before
+// the inline first PDR wrote a list's: no PDR and no FAR in it, which a
+// take-over of the pinned maps leaves in place.
+type entryOfAnEarlierBuild struct{}
+
+func (entryOfAnEarlierBuild) phase() int     { return phaseLookups }
+func (entryOfAnEarlierBuild) String() string { return "an earlier build's uplink entry" }
+func (entryOfAnEarlierBuild) apply(d *Datapath) error {
+	key := bpfUpfFteidKey{Teid: beWord(teidUL), Ep: epN3}
+	var v bpfUpfRules
+	if err := d.objs.UlTeids.Lookup(&key, &v); err != nil {
+		return err
+	}
+	v.Pdr, v.Far, v.FarInline, v.LocalEp = bpfUpfPdr{}, bpfUpfFarInline{}, 0, 0
+	return d.objs.UlTeids.Put(&key, &v)
+}
+
 func TestPrivilegedRules(t *testing.T) {
 	tcp := upFlow
 	tcp.proto = layers.IPProtocolTCP
@@ -79,6 +104,17 @@ func TestPrivilegedRules(t *testing.T) {
 			want: Dropped, drop: DropNoPDR},
 		{name: "a list of two in the slot after a list of three", ops: neighbourLists(), role: N3, frame: uplink(ulTunnel, upFlow),
 			want: Redirected, out: ok, usage: map[uint32]uint64{20: 0, 21: 1}},
+		{name: "first of two, the UE's address, matches", ops: firstOfTwo(SDF{Src: netip.PrefixFrom(addrUE, 32)}), role: N3,
+			frame: uplink(ulTunnel, upFlow), want: Redirected, out: ok, usage: map[uint32]uint64{30: 1, 31: 0}},
+		{name: "first of two, the UE's address, differs", ops: firstOfTwo(SDF{Src: netip.MustParsePrefix("10.46.0.1/32")}), role: N3,
+			frame: uplink(ulTunnel, upFlow), want: Redirected, out: ok, usage: map[uint32]uint64{30: 0, 31: 1}},
+		{name: "first of two, in an earlier build's entry", ops: firstOfTwo(SDF{Src: netip.PrefixFrom(addrUE, 32)}),
+			then: []Op{entryOfAnEarlierBuild{}}, role: N3, frame: uplink(ulTunnel, upFlow), want: Redirected, out: ok,
+			usage: map[uint32]uint64{30: 1, 31: 0}},
+		{name: "first of two, its filter in a slot, matches", ops: firstOfTwo(SDF{TOS: 0xb8, TOSMask: 0xfc}), role: N3,
+			frame: uplink(ulTunnel, tos), want: Redirected, usage: map[uint32]uint64{30: 1, 31: 0}},
+		{name: "first of two, its filter in a slot, differs", ops: firstOfTwo(SDF{TOS: 0xb8, TOSMask: 0xfc}), role: N3,
+			frame: uplink(ulTunnel, upFlow), want: Redirected, out: ok, usage: map[uint32]uint64{30: 0, 31: 1}},
 		{name: "sdf protocol matches", ops: sdf(SDF{Proto: 17}), role: N3, frame: uplink(ulTunnel, upFlow),
 			want: Redirected, out: ok, usage: map[uint32]uint64{7: 1}},
 		{name: "sdf protocol differs", ops: sdf(SDF{Proto: 17}), role: N3, frame: uplink(ulTunnel, tcp),

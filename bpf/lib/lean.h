@@ -145,9 +145,11 @@ static __always_inline int lean_pdr_match(const struct upf_pdr *r, const struct 
 }
 
 /*
- * The first PDR of the session that matches the inner packet, found by the
- * general pipeline's own selection (the inline PDR with its SDF slot, then
- * the list): p gets the flow key it reads, and nothing more.
+ * The first PDR of the session that matches the inner packet, when
+ * lean_pdr_match said no to the inline one: found by the general
+ * pipeline's own selection, p the flow key it reads and nothing more. The
+ * inline PDR is asked again only if its filter is in an SDF slot, which
+ * lean_pdr_match does not read.
  */
 static __always_inline const struct upf_pdr *lean_select_pdr(const struct upf_rules *rules,
 							     const struct lean_ip *in,
@@ -166,7 +168,9 @@ static __always_inline const struct upf_pdr *lean_select_pdr(const struct upf_ru
 	    .dst = {.a = {in->ip.daddr}},
 	};
 
-	return pdr_select(rules, p);
+	if (rules->pdr.sdf_id && !rules->pdr.src4_len)
+		return pdr_select(rules, p);
+	return pdr_list_select(rules, p);
 }
 
 /*
